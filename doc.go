@@ -1,0 +1,34 @@
+// Package crawlkit is a toolkit for building web crawlers in Go.
+//
+// crawlkit is a set of small packages that each solve one hard part of
+// crawling, and that plug together through small interfaces. Use one of them
+// in a crawler you already have, or all of them through this package's
+// Crawler, which wires them into a crawler for one node.
+//
+// # The path of a URL
+//
+// Every URL a crawler meets, from a seed, a sitemap or a page, takes the same
+// path:
+//
+//  1. urlnorm normalizes it, so that different spellings of one page fold
+//     into one string, and computes its host and hash keys.
+//  2. trap judges it: URLs of spider traps (endless calendars, repeating
+//     path segments, session ids) are rejected with a reason.
+//  3. The seen set (bloom) drops URLs that were already discovered.
+//  4. frontier queues it by priority in a per-host queue and hands it out as
+//     a lease when its host's politeness clock allows.
+//  5. robots decides whether the host's robots.txt allows it (RFC 9309),
+//     fetching and caching robots.txt once per host.
+//  6. fetch retrieves it politely and safely: bounded sizes and timeouts,
+//     no private addresses, redirects checked hop by hop.
+//  7. extract pulls links, text and metadata out of the page; simhash
+//     fingerprints its text and flags near-duplicates.
+//  8. The page goes to the user's handler, its links go back to step 1, and
+//     the lease is settled with the outcome, which sets the host's next
+//     contact time, a retry, or a recrawl.
+//
+// crawltest serves a deterministic synthetic web with ground truth and
+// server-side accounting, so crawlers built with crawlkit (or anything else)
+// can be tested for coverage, politeness and robots compliance without the
+// network.
+package crawlkit

@@ -1,0 +1,59 @@
+package pebble
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+)
+
+func TestOpenCloseReopen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := prefixed(prefixMeta, []byte("probe"))
+	if err := db.pdb.Set(key, []byte("v1"), db.writeOpts); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if !db.isClosed() {
+		t.Fatal("isClosed() = false after Close")
+	}
+
+	db, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, closer, err := db.pdb.Get(key)
+	if err != nil {
+		t.Fatalf("value lost across reopen: %v", err)
+	}
+	defer closer.Close()
+	if !bytes.Equal(v, []byte("v1")) {
+		t.Fatalf("got %q, want v1", v)
+	}
+}
+
+func TestOpenRejectsEmptyDir(t *testing.T) {
+	if _, err := Open("", Options{}); err == nil {
+		t.Fatal("Open(\"\") succeeded")
+	}
+}
+
+func TestPrefixUpperBound(t *testing.T) {
+	ub := prefixUpperBound(prefixFrontier)
+	in := prefixed(prefixFrontier, []byte{0xff, 0xff})
+	if bytes.Compare(in, ub) >= 0 {
+		t.Fatalf("key %x not below upper bound %x", in, ub)
+	}
+	if bytes.Compare(prefixed(prefixSeen, nil), ub) < 0 {
+		t.Fatalf("next prefix sorts below upper bound")
+	}
+}
