@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/crawlkit/crawlkit/sitemap"
+)
+
+// sitemapCase is one case of sitemaps.json (see the conformance README).
+type sitemapCase struct {
+	ID               string             `json:"id"`
+	Source           string             `json:"source"`
+	Category         string             `json:"category"`
+	Note             string             `json:"note"`
+	ContentType      string             `json:"content_type"`
+	Body             *string            `json:"body"`
+	BodyB64          string             `json:"body_b64"`
+	SitemapURL       string             `json:"sitemap_url"`
+	ExpectedURLs     []string           `json:"expected_urls"`
+	ExpectedSitemaps []string           `json:"expected_sitemaps"`
+	ExpectedLastmod  map[string]*string `json:"expected_lastmod"`
+	ExpectedError    bool               `json:"expected_error"`
+	AcceptError      bool               `json:"accept_error"`
+}
+
+func init() {
+	register("sitemaps", suite{run: runSitemaps, knownGaps: map[string]string{}})
+}
+
+func runSitemaps(data []byte) ([]result, error) {
+	cases, err := decodeCases[sitemapCase](data)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]result, 0, len(cases))
+	for _, c := range cases {
+		results = append(results, runSitemapCase(c))
+	}
+	return results, nil
+}
+
+func runSitemapCase(c sitemapCase) result {
+	var body []byte
+	switch {
+	case c.Body != nil:
+		body = []byte(*c.Body)
+	case c.BodyB64 != "":
+		b, err := base64.StdEncoding.DecodeString(c.BodyB64)
+		if err != nil {
+			return result{id: c.ID, detail: fmt.Sprintf("case body_b64 does not decode: %v", err)}
+		}
+		body = b
+	}
+	// The Content-Type is deliberately not passed: the parser detects the
+	// format from the content, which is what the content-type cases check.
+	entries, _, err := sitemap.Collect(bytes.NewReader(body), sitemap.Source{URL: c.SitemapURL})
+	if c.ExpectedError {
+		if err == nil {
+			return result{id: c.ID, detail: fmt.Sprintf("expected an error, got %d entries and no error", len(entries))}
+		}
+		return result{id: c.ID, ok: true}
+	}
+	if err != nil {
+		if c.AcceptError {
+			return result{id: c.ID, ok: true}
+		}
+		return result{id: c.ID, detail: "expected no error, got " + quote(err)}
+	}
+	urls, maps := []string{}, []string{}
+	lastmod := map[string]*string{}
+	for _, e := range entries {
+		if e.Kind == sitemap.KindSitemap {
+			maps = append(maps, e.URL)
+		} else {
+			urls = append(urls, e.URL)
+		}
+		if !e.LastMod.IsZero() {
+			s := e.LastMod.UTC().Format(time.RFC3339)
+			lastmod[e.URL] = &s
+		} else {
+			lastmod[e.URL] = nil
+		}
+	}
+	want := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	if !slices.Equal(urls, want(c.ExpectedURLs)) {
+		return result{id: c.ID, detail: fmt.Sprintf("urls: expected %s, got %s", quote(want(c.ExpectedURLs)), quote(urls))}
+	}
+	if !slices.Equal(maps, want(c.ExpectedSitemaps)) {
+		return result{id: c.ID, detail: fmt.Sprintf("sitemaps: expected %s, got %s", quote(want(c.ExpectedSitemaps)), quote(maps))}
+	}
+	for u, w := range c.ExpectedLastmod {
+		g, listed := lastmod[u]
+		if !listed {
+			return result{id: c.ID, detail: fmt.Sprintf("lastmod of %s: URL not returned", u)}
+		}
+		if (w == nil) != (g == nil) || (w != nil && *w != *g) {
+			return result{id: c.ID, detail: fmt.Sprintf("lastmod of %s: expected %s, got %s", u, quote(w), quote(g))}
+		}
+	}
+	return result{id: c.ID, ok: true}
+}

@@ -1,0 +1,192 @@
+package sitemap
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+)
+
+// gzipSlack is how much larger than Parser.MaxBytes the compressed stream may
+// be: gzip adds a few bytes of framing per stored block, so incompressible
+// content just under the cap can be slightly larger compressed. Without a cap
+// on the compressed side, an endless run of empty gzip members would keep the
+// parser reading forever while producing no output.
+const gzipSlack = 64 << 10
+
+// doc is the state of one Parse call.
+type doc struct {
+	lim   Parser
+	scope scope
+	fn    func(Entry) error
+	info  Info
+	// looksValid counts candidate URLs that parsed as absolute http(s) URLs,
+	// in or out of scope; the text format uses it to tell a URL list from
+	// arbitrary text.
+	looksValid int
+}
+
+// callbackError carries an error returned by the caller's function, so Parse
+// can hand it back unwrapped.
+type callbackError struct{ err error }
+
+func (e *callbackError) Error() string { return e.err.Error() }
+
+func (d *doc) run(r io.Reader) error {
+	raw := &limitReader{r: r, remaining: d.lim.MaxBytes + gzipSlack, limit: d.lim.MaxBytes + gzipSlack}
+	br := bufio.NewReaderSize(raw, 32<<10)
+	var body io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return d.fail(fmt.Errorf("%w: gzip: %w", ErrMalformed, err))
+		}
+		defer gz.Close()
+		d.info.Compressed = true
+		body = gz
+	}
+	dec := &limitReader{r: body, remaining: d.lim.MaxBytes, limit: d.lim.MaxBytes}
+	defer func() { d.info.Bytes = dec.read }()
+	// The buffer holds a whole text-format line of the longest URL accepted.
+	bufSize := max(32<<10, d.lim.MaxURLLength+1024)
+	in := bufio.NewReaderSize(dec, bufSize)
+
+	first, utf16, err := sniff(in)
+	if err != nil {
+		return d.fail(err)
+	}
+	if utf16 {
+		// The rest of the parser works on UTF-8; UseBOM consumes the BOM and
+		// picks the byte order from it.
+		t := unicode.UTF16(unicode.BigEndian, unicode.UseBOM).NewDecoder()
+		in = bufio.NewReaderSize(transform.NewReader(in, t), bufSize)
+		if first, _, err = sniff(in); err != nil {
+			return d.fail(err)
+		}
+	}
+	if first == '<' {
+		err = d.parseXML(in, utf16)
+	} else {
+		d.info.Format = FormatText
+		err = d.parseText(in)
+	}
+	return d.fail(err)
+}
+
+// fail maps an error to what Parse returns: the caller's own error unwrapped,
+// a limit error as it is, anything else as given.
+func (d *doc) fail(err error) error {
+	var cb *callbackError
+	if errors.As(err, &cb) {
+		return cb.err
+	}
+	return err
+}
+
+// sniff skips a UTF-8 byte-order mark and leading white space, and returns
+// the first significant byte without consuming it. utf16 reports a UTF-16
+// byte-order mark, which is left in place for the decoder.
+func sniff(in *bufio.Reader) (first byte, utf16 bool, err error) {
+	if b, _ := in.Peek(3); len(b) >= 2 {
+		switch {
+		case len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF:
+			in.Discard(3)
+		case (b[0] == 0xFE && b[1] == 0xFF) || (b[0] == 0xFF && b[1] == 0xFE):
+			return 0, true, nil
+		}
+	}
+	for {
+		c, err := in.ReadByte()
+		if err == io.EOF {
+			return 0, false, fmt.Errorf("%w: empty document", ErrUnknownFormat)
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		in.UnreadByte()
+		return c, false, nil
+	}
+}
+
+// emit validates a candidate URL and delivers it. raw has been trimmed.
+func (d *doc) emit(raw string, e Entry) error {
+	if raw == "" || len(raw) > d.lim.MaxURLLength {
+		d.info.Invalid++
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		d.info.Invalid++
+		return nil
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		d.info.Invalid++
+		return nil
+	}
+	d.looksValid++
+	if !d.scope.allows(u, e.Kind) {
+		d.info.OutOfScope++
+		return nil
+	}
+	if d.info.Pages+d.info.Sitemaps >= d.lim.MaxURLs {
+		return fmt.Errorf("%w (%d)", ErrTooManyURLs, d.lim.MaxURLs)
+	}
+	if e.Kind == KindSitemap {
+		d.info.Sitemaps++
+	} else {
+		d.info.Pages++
+	}
+	e.URL = raw
+	if err := d.fn(e); err != nil {
+		return &callbackError{err}
+	}
+	return nil
+}
+
+// limitReader passes at most limit bytes through and then fails with
+// ErrTooLarge if the underlying stream has more; a stream of exactly limit
+// bytes reads cleanly to EOF.
+type limitReader struct {
+	r         io.Reader
+	remaining int64
+	limit     int64
+	read      int64
+	err       error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	if l.remaining <= 0 {
+		var probe [1]byte
+		for range 100 {
+			n, err := l.r.Read(probe[:])
+			if n > 0 {
+				l.err = fmt.Errorf("%w (%d bytes)", ErrTooLarge, l.limit)
+				return 0, l.err
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		return 0, io.ErrNoProgress
+	}
+	if int64(len(p)) > l.remaining {
+		p = p[:l.remaining]
+	}
+	n, err := l.r.Read(p)
+	l.remaining -= int64(n)
+	l.read += int64(n)
+	return n, err
+}

@@ -1,0 +1,89 @@
+package sitemap
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// scope implements the sitemaps.org "Sitemap file location" rule: "all URLs
+// listed in the Sitemap must use the same protocol ... and reside on the same
+// host as the Sitemap", and a sitemap at /catalog/sitemap.xml may list URLs
+// under /catalog/ only. Ports must match too ("http://example.com:100/" is a
+// different location). The cross-submission clause extends the scope to a
+// whole host when that host's robots.txt names the sitemap.
+type scope struct {
+	origin string // "scheme://host[:port]", lower case, default port removed
+	dir    string // escaped path up to and including the last '/'
+	robots string // origin of the robots.txt that listed the sitemap, or ""
+}
+
+func newScope(src Source) (scope, error) {
+	u, err := url.Parse(strings.TrimSpace(src.URL))
+	if err != nil {
+		return scope{}, fmt.Errorf("%w: %q: %w", ErrInvalidSource, src.URL, err)
+	}
+	o := originOf(u)
+	if o == "" {
+		return scope{}, fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidSource, src.URL)
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	s := scope{origin: o, dir: p[:strings.LastIndexByte(p, '/')+1]}
+	if src.RobotsOrigin != "" {
+		ru, err := url.Parse(strings.TrimSpace(src.RobotsOrigin))
+		if err != nil || originOf(ru) == "" {
+			return scope{}, fmt.Errorf("%w: robots origin %q is not an absolute http(s) URL", ErrInvalidSource, src.RobotsOrigin)
+		}
+		s.robots = originOf(ru)
+	}
+	return s, nil
+}
+
+// allows reports whether the scope admits u: a page must be on the sitemap's
+// origin under its directory, a child sitemap anywhere on the sitemap's
+// origin ("A Sitemap index file can only specify Sitemaps that are found on
+// the same site"); either may be anywhere on the cross-submitting origin.
+func (s *scope) allows(u *url.URL, k Kind) bool {
+	o := originOf(u)
+	if o == "" {
+		return false
+	}
+	if s.robots != "" && o == s.robots {
+		return true
+	}
+	if o != s.origin {
+		return false
+	}
+	if k == KindSitemap {
+		return true
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	return strings.HasPrefix(p, s.dir)
+}
+
+// originOf returns "scheme://host[:port]" in lower case without a default
+// port, or "" when u is not an absolute http(s) URL with a host.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	if (scheme != "http" && scheme != "https") || u.Host == "" {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.IndexByte(host, ':') >= 0 {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host
+}

@@ -1,0 +1,50 @@
+package sitemap
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// parseText reads the sitemaps.org text format: one URL per line, nothing
+// else. Blank lines are skipped and surrounding white space (including the
+// CR of CRLF line ends) is trimmed. Lines that are not absolute http(s) URLs
+// are counted in Info.Invalid; a document with no such line at all is not a
+// URL list, and is reported as ErrUnknownFormat.
+func (d *doc) parseText(in *bufio.Reader) error {
+	nonBlank := 0
+	var long bool // inside a line that overflowed the buffer
+	for {
+		line, err := in.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Longer than the buffer, and so far longer than any URL we
+			// accept: skip to the end of the line.
+			if !long {
+				nonBlank++
+				d.info.Invalid++
+			}
+			long = true
+			continue
+		}
+		if long {
+			long = false
+		} else if t := bytes.TrimSpace(line); len(t) > 0 {
+			nonBlank++
+			if e := d.emit(string(t), Entry{Priority: DefaultPriority}); e != nil {
+				return e
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return err
+		}
+	}
+	if nonBlank > 0 && d.looksValid == 0 {
+		return fmt.Errorf("%w: no line is an absolute http(s) URL", ErrUnknownFormat)
+	}
+	return nil
+}

@@ -1,0 +1,388 @@
+package sitemap
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html/charset"
+)
+
+// field is the entry child element whose text is being captured.
+type field uint8
+
+const (
+	fieldNone field = iota
+	fieldLoc
+	fieldLastMod
+	fieldChangeFreq
+	fieldPriority
+	fieldGUID
+	fieldPublished // Atom <published>, used when <updated> is absent
+	fieldIgnored   // any other element; captured only to keep nesting straight
+)
+
+// pending is the entry being assembled.
+type pending struct {
+	loc, guid   string
+	hasLoc      bool
+	preferred   bool // Atom: loc came from a rel="alternate" (or rel-less) link
+	lastMod     string
+	published   string
+	changeFreq  string
+	priority    string
+	guidIsPerma bool
+}
+
+// xmlState walks the token stream of an XML document. It matches elements by
+// local name only, ignoring namespaces: sitemaps appear with the
+// sitemaps.org namespace, the legacy Google namespace, a prefix, or none at
+// all, and feeds likewise. Structure is checked by depth instead, so that
+// extension elements such as <image:image><image:loc> inside a <url> are not
+// mistaken for the URL's own <loc>.
+type xmlState struct {
+	d          *doc
+	stack      []xml.Name
+	entryDepth int // depth of the open entry element, 0 when none
+	cur        pending
+
+	capture      field
+	captureDepth int
+	buf          []byte
+	overflow     bool
+}
+
+func (d *doc) parseXML(r io.Reader, transcoded bool) error {
+	dec := xml.NewDecoder(r)
+	// Strict mode rejects unbalanced tags and any entity reference other
+	// than the five predefined ones and character references. No Entity
+	// map is set, so neither entities declared in a DOCTYPE nor external
+	// entities are ever expanded (no XXE, no "billion laughs"); XInclude is
+	// not interpreted by encoding/xml at all.
+	dec.Strict = true
+	dec.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		if transcoded {
+			return in, nil // already UTF-8, decoded from a UTF-16 BOM
+		}
+		return charset.NewReaderLabel(label, in)
+	}
+	s := &xmlState{d: d, stack: make([]xml.Name, 0, 8)}
+	for {
+		tok, err := dec.RawToken()
+		if err == io.EOF {
+			if len(s.stack) > 0 || d.info.Format == FormatUnknown {
+				if d.info.Format == FormatUnknown {
+					return fmt.Errorf("%w: no root element", ErrUnknownFormat)
+				}
+				return fmt.Errorf("%w: unexpected end of document inside <%s>", ErrMalformed, s.stack[len(s.stack)-1].Local)
+			}
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				return err
+			}
+			return fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if len(s.stack) >= d.lim.MaxNesting {
+				return fmt.Errorf("%w: elements nested deeper than %d", ErrMalformed, d.lim.MaxNesting)
+			}
+			s.stack = append(s.stack, t.Name)
+			if err := s.start(t); err != nil {
+				return err
+			}
+		case xml.EndElement:
+			if len(s.stack) == 0 {
+				return fmt.Errorf("%w: unexpected </%s>", ErrMalformed, t.Name.Local)
+			}
+			top := s.stack[len(s.stack)-1]
+			if top != t.Name {
+				return fmt.Errorf("%w: element <%s> closed by </%s>", ErrMalformed, qname(top), qname(t.Name))
+			}
+			if err := s.end(); err != nil {
+				return err
+			}
+			s.stack = s.stack[:len(s.stack)-1]
+			if len(s.stack) == 0 {
+				// The root is closed; whatever follows is not part of the
+				// document.
+				return nil
+			}
+		case xml.CharData:
+			if s.capture != fieldNone && s.capture != fieldIgnored {
+				s.text(t)
+			}
+		}
+	}
+}
+
+func qname(n xml.Name) string {
+	if n.Space == "" {
+		return n.Local
+	}
+	return n.Space + ":" + n.Local
+}
+
+// text appends captured character data, skipping leading white space and
+// stopping at a bound so a hostile text node cannot grow the buffer.
+func (s *xmlState) text(b []byte) {
+	if len(s.buf) == 0 {
+		b = bytes.TrimLeft(b, " \t\r\n")
+	}
+	room := s.d.lim.MaxURLLength + 256 - len(s.buf)
+	if len(b) > room {
+		b = b[:max(room, 0)]
+		s.overflow = true
+	}
+	s.buf = append(s.buf, b...)
+}
+
+func (s *xmlState) start(t xml.StartElement) error {
+	depth := len(s.stack)
+	if s.capture != fieldNone {
+		return nil // nested inside a captured field: only text matters
+	}
+	name := t.Name.Local
+	d := s.d
+	if depth == 1 {
+		switch {
+		case strings.EqualFold(name, "urlset"):
+			d.info.Format = FormatURLSet
+		case strings.EqualFold(name, "sitemapindex"):
+			d.info.Format = FormatIndex
+		case strings.EqualFold(name, "rss"):
+			d.info.Format = FormatRSS
+		case name == "RDF":
+			d.info.Format = FormatRSS1
+		case name == "feed":
+			d.info.Format = FormatAtom
+		default:
+			return fmt.Errorf("%w: root element <%s>", ErrUnknownFormat, qname(t.Name))
+		}
+		return nil
+	}
+	if s.entryDepth == 0 {
+		if s.isEntry(name, depth) {
+			s.entryDepth = depth
+			s.cur = pending{}
+		}
+		return nil
+	}
+	// Here depth == s.entryDepth+1: a direct child of the entry, since
+	// deeper elements are inside a capture.
+	f := fieldIgnored
+	switch d.info.Format {
+	case FormatURLSet, FormatIndex:
+		switch name {
+		case "loc":
+			f = fieldLoc
+		case "lastmod":
+			f = fieldLastMod
+		case "changefreq":
+			if d.info.Format == FormatURLSet {
+				f = fieldChangeFreq
+			}
+		case "priority":
+			if d.info.Format == FormatURLSet {
+				f = fieldPriority
+			}
+		}
+	case FormatRSS, FormatRSS1:
+		switch name {
+		case "link":
+			f = fieldLoc
+		case "guid":
+			if d.info.Format == FormatRSS {
+				f = fieldGUID
+				s.cur.guidIsPerma = true // RSS 2.0: isPermaLink defaults to true
+				for _, a := range t.Attr {
+					if a.Name.Local == "isPermaLink" {
+						s.cur.guidIsPerma = strings.EqualFold(strings.TrimSpace(a.Value), "true")
+					}
+				}
+			}
+		case "pubDate", "date": // RSS 2.0 <pubDate>, Dublin Core <dc:date>
+			f = fieldLastMod
+		}
+	case FormatAtom:
+		switch name {
+		case "link":
+			s.atomLink(t)
+		case "updated":
+			f = fieldLastMod
+		case "published":
+			f = fieldPublished
+		}
+	}
+	s.beginCapture(f, depth)
+	return nil
+}
+
+// isEntry reports whether an element at depth opens an entry of the
+// document's format.
+func (s *xmlState) isEntry(name string, depth int) bool {
+	switch s.d.info.Format {
+	case FormatURLSet:
+		return depth == 2 && name == "url"
+	case FormatIndex:
+		return depth == 2 && name == "sitemap"
+	case FormatRSS:
+		// RSS 2.0 puts items in <channel>; some 0.9x feeds put them at the top.
+		return name == "item" && (depth == 2 || (depth == 3 && s.stack[1].Local == "channel"))
+	case FormatRSS1:
+		return depth == 2 && name == "item"
+	case FormatAtom:
+		return depth == 2 && name == "entry"
+	}
+	return false
+}
+
+// atomLink takes an entry's URL from its <link>: the first rel="alternate"
+// link (rel defaults to alternate, RFC 4287 §4.2.7.2), or failing that the
+// first link of any relation.
+func (s *xmlState) atomLink(t xml.StartElement) {
+	var href, rel string
+	for _, a := range t.Attr {
+		switch a.Name.Local {
+		case "href":
+			href = a.Value
+		case "rel":
+			rel = strings.TrimSpace(a.Value)
+		}
+	}
+	href = strings.TrimSpace(href)
+	if href == "" || s.cur.preferred {
+		return
+	}
+	alt := rel == "" || rel == "alternate"
+	if alt || !s.cur.hasLoc {
+		s.cur.loc, s.cur.hasLoc, s.cur.preferred = href, true, alt
+	}
+}
+
+func (s *xmlState) beginCapture(f field, depth int) {
+	s.capture, s.captureDepth = f, depth
+	s.buf, s.overflow = s.buf[:0], false
+}
+
+func (s *xmlState) end() error {
+	depth := len(s.stack)
+	if s.capture != fieldNone {
+		if depth != s.captureDepth {
+			return nil
+		}
+		f := s.capture
+		s.capture = fieldNone
+		return s.finishField(f)
+	}
+	if depth == s.entryDepth {
+		s.entryDepth = 0
+		return s.flush()
+	}
+	return nil
+}
+
+func (s *xmlState) finishField(f field) error {
+	if f == fieldIgnored {
+		return nil
+	}
+	v := string(bytes.TrimRight(s.buf, " \t\r\n"))
+	if s.overflow {
+		if f == fieldLoc {
+			// Too long to be a URL: record it as present but invalid.
+			v = strings.Repeat("x", s.d.lim.MaxURLLength+1)
+		} else {
+			v = ""
+		}
+	}
+	c := &s.cur
+	switch f {
+	case fieldLoc:
+		if s.d.info.Format == FormatURLSet || s.d.info.Format == FormatIndex {
+			// Several <loc> in one entry are separate entries; the fields
+			// that follow a <loc> belong to it.
+			if c.hasLoc {
+				if err := s.flush(); err != nil {
+					return err
+				}
+			}
+			c.loc, c.hasLoc = v, true
+		} else if !c.hasLoc && v != "" {
+			c.loc, c.hasLoc = v, true // feeds: the first non-empty <link>
+		}
+	case fieldLastMod:
+		c.lastMod = v
+	case fieldPublished:
+		c.published = v
+	case fieldChangeFreq:
+		c.changeFreq = v
+	case fieldPriority:
+		c.priority = v
+	case fieldGUID:
+		if c.guid == "" && c.guidIsPerma {
+			c.guid = v
+		}
+	}
+	return nil
+}
+
+// flush delivers the pending entry, if it has a URL, and clears it.
+func (s *xmlState) flush() error {
+	c := s.cur
+	s.cur = pending{}
+	loc := c.loc
+	if !c.hasLoc || loc == "" {
+		if c.guid == "" {
+			if c.hasLoc {
+				s.d.info.Invalid++
+			}
+			return nil
+		}
+		loc = c.guid
+	}
+	e := Entry{Priority: DefaultPriority}
+	if s.d.info.Format == FormatIndex {
+		e.Kind = KindSitemap
+	}
+	e.LastMod, _ = s.lastMod(c)
+	if c.changeFreq != "" {
+		switch cf := ChangeFreq(strings.ToLower(c.changeFreq)); cf {
+		case Always, Hourly, Daily, Weekly, Monthly, Yearly, Never:
+			e.ChangeFreq = cf
+		}
+	}
+	if c.priority != "" {
+		if p, err := strconv.ParseFloat(c.priority, 64); err == nil && p >= 0 && p <= 1 {
+			e.Priority = p
+		}
+	}
+	return s.d.emit(loc, e)
+}
+
+func (s *xmlState) lastMod(c pending) (t time.Time, ok bool) {
+	switch s.d.info.Format {
+	case FormatRSS:
+		if c.lastMod != "" {
+			return parseRFC822Date(c.lastMod)
+		}
+	case FormatAtom:
+		if c.lastMod != "" {
+			return parseW3CDate(c.lastMod)
+		}
+		if c.published != "" {
+			return parseW3CDate(c.published)
+		}
+	default:
+		if c.lastMod != "" {
+			return parseW3CDate(c.lastMod)
+		}
+	}
+	return time.Time{}, false
+}
