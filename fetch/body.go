@@ -1,0 +1,206 @@
+package fetch
+
+import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+)
+
+// TooLarge chooses what the Fetcher does with a body longer than
+// Config.MaxBodyBytes.
+type TooLarge int
+
+const (
+	// Truncate keeps the first MaxBodyBytes bytes and sets
+	// Response.Truncated. It is the default: a crawler usually still wants
+	// the links at the start of an over-long page.
+	Truncate TooLarge = iota
+	// Fail returns an error matching ErrBodyTooLarge.
+	Fail
+)
+
+// maxEncodings bounds a Content-Encoding chain; real servers send one.
+const maxEncodings = 3
+
+// errWireLimit stops reading a compressed body whose wire size alone is over
+// the body limit.
+var errWireLimit = errors.New("wire limit")
+
+// wireCounter counts the bytes read from the connection (after transfer
+// decoding, before content decoding) and stops at a limit. n is read by the
+// transfer-rate watchdog concurrently.
+type wireCounter struct {
+	r     io.Reader
+	n     atomic.Int64
+	limit int64
+}
+
+func (w *wireCounter) Read(p []byte) (int, error) {
+	if w.limit > 0 {
+		left := w.limit - w.n.Load()
+		if left <= 0 {
+			return 0, errWireLimit
+		}
+		if int64(len(p)) > left {
+			p = p[:left]
+		}
+	}
+	n, err := w.r.Read(p)
+	w.n.Add(int64(n))
+	return n, err
+}
+
+// contentEncodings parses a Content-Encoding header (RFC 9110 §8.4) into the
+// codings in the order they were applied, dropping "identity".
+func contentEncodings(v []string) ([]string, error) {
+	var out []string
+	for _, line := range v {
+		for _, c := range strings.Split(line, ",") {
+			c = strings.ToLower(strings.Trim(c, httpWhitespace))
+			switch c {
+			case "", "identity":
+				continue
+			case "x-gzip":
+				c = "gzip"
+			case "gzip", "deflate", "br", "zstd":
+			default:
+				return nil, fmt.Errorf("%w: %q", ErrUnsupportedEncoding, c)
+			}
+			out = append(out, c)
+		}
+	}
+	if len(out) > maxEncodings {
+		return nil, fmt.Errorf("%w: chain of %d codings", ErrUnsupportedEncoding, len(out))
+	}
+	return out, nil
+}
+
+// decoder wraps r in the decoders for codings, last applied first. The
+// returned close function releases decoder resources.
+func decoder(r io.Reader, codings []string, maxBody int64) (io.Reader, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for i := len(codings) - 1; i >= 0; i-- {
+		switch codings[i] {
+		case "gzip":
+			zr, err := gzip.NewReader(r)
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("gzip: %w", err)
+			}
+			r = zr
+		case "deflate":
+			// RFC 9110 §8.4.1.2 defines "deflate" as the zlib format (RFC
+			// 1950), but many servers send raw DEFLATE (RFC 1951); tell them
+			// apart by the zlib header check bits, as browsers do.
+			br := bufio.NewReaderSize(r, 512)
+			if hdr, err := br.Peek(2); err == nil && hdr[0]&0x0f == 8 && (uint16(hdr[0])<<8|uint16(hdr[1]))%31 == 0 {
+				zr, err := zlib.NewReader(br)
+				if err != nil {
+					closeAll()
+					return nil, nil, fmt.Errorf("deflate: %w", err)
+				}
+				r = zr
+			} else {
+				fr := flate.NewReader(br)
+				closers = append(closers, func() { fr.Close() })
+				r = fr
+			}
+		case "br":
+			r = brotli.NewReader(r)
+		case "zstd":
+			// RFC 9659 §3 limits the window of the zstd content coding to 8 MB;
+			// a larger one is refused instead of allocated.
+			zr, err := zstd.NewReader(r,
+				zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderLowmem(true),
+				zstd.WithDecoderMaxWindow(8<<20),
+				zstd.WithDecoderMaxMemory(uint64(maxBody)+1))
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("zstd: %w", err)
+			}
+			closers = append(closers, zr.Close)
+			r = zr
+		}
+	}
+	return r, closeAll, nil
+}
+
+// bodyLimits are the caps applied while reading one body.
+type bodyLimits struct {
+	maxBody        int64
+	onTooLarge     TooLarge
+	maxExpansion   float64
+	expansionFloor int64
+}
+
+// bodyResult is what readBody read.
+type bodyResult struct {
+	body      []byte
+	truncated bool
+}
+
+// readBody reads the decoded body from dec, whose compressed bytes are
+// counted by wire, enforcing lim. sizeHint is the Content-Length for an
+// unencoded body, or -1.
+func readBody(dec io.Reader, wire *wireCounter, compressed bool, sizeHint int64, lim bodyLimits) (bodyResult, error) {
+	initial := int64(4096)
+	if sizeHint > 0 {
+		initial = min(sizeHint+1, lim.maxBody+1, 1<<20)
+	}
+	buf := make([]byte, 0, initial)
+	for {
+		if len(buf) == cap(buf) {
+			// Grow by doubling, but never beyond one byte past the cap, so a
+			// body that is too large costs at most the cap in memory.
+			next := min(max(int64(cap(buf))*2, 4096), lim.maxBody+1)
+			if next <= int64(cap(buf)) {
+				// Buffer full at maxBody+1: the body is too large.
+				return tooLarge(buf[:lim.maxBody], lim)
+			}
+			nb := make([]byte, len(buf), next)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := dec.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if compressed && int64(len(buf)) > lim.expansionFloor && lim.maxExpansion > 0 &&
+			float64(len(buf)) > lim.maxExpansion*float64(max(wire.n.Load(), 1)) {
+			return bodyResult{}, fmt.Errorf("%w: %d bytes decoded from %d on the wire (limit %.0f×)",
+				ErrDecompressionBomb, len(buf), wire.n.Load(), lim.maxExpansion)
+		}
+		if int64(len(buf)) > lim.maxBody {
+			return tooLarge(buf[:lim.maxBody], lim)
+		}
+		if err == io.EOF {
+			return bodyResult{body: buf}, nil
+		}
+		if errors.Is(err, errWireLimit) {
+			return tooLarge(buf, lim)
+		}
+		if err != nil {
+			return bodyResult{body: buf}, err
+		}
+	}
+}
+
+func tooLarge(kept []byte, lim bodyLimits) (bodyResult, error) {
+	if lim.onTooLarge == Fail {
+		return bodyResult{}, fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, lim.maxBody)
+	}
+	return bodyResult{body: kept, truncated: true}, nil
+}

@@ -1,0 +1,101 @@
+package fetch
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// Sentinel errors returned (wrapped) by the Fetcher. Match them with errors.Is;
+// the wrapping error says which URL, address or limit was involved.
+var (
+	// ErrNoUserAgent is returned by New when Config.UserAgent is empty. A
+	// crawler must identify itself; include a way to contact the operator,
+	// e.g. "examplebot/1.0 (+https://example.com/bot; bot@example.com)".
+	ErrNoUserAgent = errors.New("fetch: User-Agent is required")
+
+	// ErrBlockedAddress reports that the address guard refused to connect to
+	// (or keep a connection to) an address that is not publicly routable.
+	// The concrete error is a *BlockedAddressError.
+	ErrBlockedAddress = errors.New("fetch: address blocked by guard")
+
+	// ErrBodyTooLarge reports a body longer than Config.MaxBodyBytes when
+	// Config.OnTooLarge is Fail.
+	ErrBodyTooLarge = errors.New("fetch: body too large")
+
+	// ErrDecompressionBomb reports a compressed body whose decoded size
+	// exceeded Config.MaxExpansion times its size on the wire.
+	ErrDecompressionBomb = errors.New("fetch: decompression bomb")
+
+	// ErrUnsupportedEncoding reports a Content-Encoding the Fetcher cannot
+	// decode (or a chain of more than three encodings).
+	ErrUnsupportedEncoding = errors.New("fetch: unsupported content encoding")
+
+	// ErrHeadersTooLarge reports response headers larger than
+	// Config.MaxHeaderBytes.
+	ErrHeadersTooLarge = errors.New("fetch: response headers too large")
+
+	// ErrTooManyRedirects reports a redirect chain longer than
+	// Config.MaxRedirects.
+	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+
+	// ErrTimeout reports that a fetch ran out of time: connecting, waiting
+	// for response headers, the per-attempt total, or a transfer slower than
+	// Config.MinTransferRate.
+	ErrTimeout = errors.New("fetch: timeout")
+
+	// ErrDisallowed reports that the caller's Config.Check refused a URL (the
+	// first one or a redirect target), typically because robots.txt or the
+	// crawl scope forbids it. The check's own error is wrapped too.
+	ErrDisallowed = errors.New("fetch: disallowed by check")
+
+	// ErrNotModified reports a 304 answer to a conditional request: the
+	// resource did not change since the validators were issued. Fetch
+	// returns it together with a non-nil Response.
+	ErrNotModified = errors.New("fetch: not modified")
+
+	// ErrHostBlocked reports that politeness forbids contacting the host for
+	// longer than Config.MaxPolitenessWait (after a Retry-After, an error
+	// backoff or an explicit block). The concrete error is a
+	// *HostBlockedError carrying the time the host becomes ready.
+	ErrHostBlocked = errors.New("fetch: host not ready")
+
+	// ErrUnsupportedScheme reports a URL whose scheme is not http or https.
+	ErrUnsupportedScheme = errors.New("fetch: unsupported URL scheme")
+)
+
+// BlockedAddressError is the error the address guard returns. It matches
+// ErrBlockedAddress with errors.Is.
+type BlockedAddressError struct {
+	Host   string     // the host name being dialled, if known
+	Addr   netip.Addr // the refused address
+	Reason string     // the class of the address, e.g. "loopback"
+}
+
+func (e *BlockedAddressError) Error() string {
+	if !e.Addr.IsValid() {
+		return fmt.Sprintf("fetch: address guard refused %s: %s address", e.Host, e.Reason)
+	}
+	if e.Host != "" && e.Host != e.Addr.String() {
+		return fmt.Sprintf("fetch: address guard refused %s (%s): %s address", e.Host, e.Addr, e.Reason)
+	}
+	return fmt.Sprintf("fetch: address guard refused %s: %s address", e.Addr, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrBlockedAddress) true.
+func (e *BlockedAddressError) Is(target error) bool { return target == ErrBlockedAddress }
+
+// HostBlockedError reports that a host may not be contacted before Until. It
+// matches ErrHostBlocked with errors.Is.
+type HostBlockedError struct {
+	Host  string
+	Until time.Time
+}
+
+func (e *HostBlockedError) Error() string {
+	return fmt.Sprintf("fetch: host %s not ready until %s", e.Host, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrHostBlocked) true.
+func (e *HostBlockedError) Is(target error) bool { return target == ErrHostBlocked }

@@ -1,0 +1,765 @@
+// Package fetch is crawlkit's HTTP fetcher: polite to the servers it visits
+// and safe against the hostile ones.
+//
+// A Fetcher wraps a *http.Client (the caller's or its own, tuned for many
+// hosts, keep-alive and HTTP/2 over TLS) and adds what a crawler needs:
+//
+//   - a required User-Agent;
+//   - timeouts for connecting, response headers, each request as a whole,
+//     and a minimum transfer rate that stops slow-drip servers;
+//   - limits on body size (truncate and report, or fail), on decompressed
+//     size and expansion ratio (gzip, deflate, br, zstd), on header bytes
+//     and on redirects, with every redirect hop passed to the caller's
+//     Check (robots.txt, scope) and to the address guard;
+//   - the address Guard, on by default, which refuses loopback, private,
+//     link-local (cloud metadata), CGNAT, multicast and other non-public
+//     addresses on the address actually dialled;
+//   - a DNSCache: TTL-aware, negative caching, single-flight, bounded;
+//   - Politeness per host: delay, Crawl-delay, adaptive delay, Retry-After,
+//     error backoff and a concurrency cap, shared with a scheduler through
+//     Politeness.ReadyAt;
+//   - conditional GET, retries with jittered backoff, Content-Type
+//     sniffing, and a Response with timing and byte counts.
+//
+// Errors match the package's sentinels (ErrBlockedAddress, ErrBodyTooLarge,
+// ErrDecompressionBomb, ErrTooManyRedirects, ErrTimeout, ErrDisallowed,
+// ErrNotModified, ErrHostBlocked, …) with errors.Is.
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/idna"
+)
+
+// Config configures a Fetcher. Only UserAgent is required; every other zero
+// field takes a safe, polite default. Where a negative value is mentioned it
+// switches the limit off.
+type Config struct {
+	// UserAgent identifies the crawler on every request. Required; it
+	// should name the bot and a contact, e.g.
+	// "examplebot/1.0 (+https://example.com/bot)".
+	UserAgent string
+
+	// Client, if set, is used for requests instead of a new one. The
+	// Fetcher uses a copy: it follows redirects itself and, when the
+	// client's Transport is nil or an *http.Transport, installs its own
+	// dialler (guard and DNS cache) in a clone of it. Cookies (Jar) are kept.
+	Client *http.Client
+	// Transport, if set, overrides Client.Transport. An *http.Transport is
+	// cloned and given the guarded dialler (its own DialContext, if any,
+	// becomes the custom dial function). Any other RoundTripper is used as
+	// is; the guard then checks the connection reported by httptrace
+	// (GotConn) and closes it before the request is written, which only
+	// works for RoundTrippers that report connections.
+	Transport http.RoundTripper
+	// DialContext is a custom dial function (a proxy, a test network such
+	// as crawltest's). With one, the DNS cache is bypassed and the guard
+	// checks each connection's remote address before anything is sent; so a
+	// dialler that always reaches 127.0.0.1 needs AllowCIDRs.
+	DialContext DialFunc
+
+	// DNS is a shared DNS cache. If nil, the Fetcher makes one from
+	// DNSConfig and closes it on Close.
+	DNS       *DNSCache
+	DNSConfig DNSConfig
+
+	// AllowCIDRs lets the guard pass addresses in these prefixes (for tests,
+	// a local synthetic web or an intranet crawl). DisableGuard turns the
+	// guard off entirely.
+	AllowCIDRs   []netip.Prefix
+	DisableGuard bool
+
+	// Politeness is the per-host politeness model, possibly shared with a
+	// scheduler. If nil, the Fetcher makes one from PolitenessConfig.
+	Politeness       *Politeness
+	PolitenessConfig PolitenessConfig
+	// MaxPolitenessWait is the longest the Fetcher waits for a host to
+	// become ready; a host blocked for longer fails at once with a
+	// *HostBlockedError that says until when. Default 1 min.
+	MaxPolitenessWait time.Duration
+	// HostKey maps a URL to the host string politeness is keyed by. The
+	// default lower-cases the host, converts it to punycode and drops a
+	// default port; pass urlnorm.Host to share keys with a frontier.
+	HostKey func(*url.URL) string
+
+	// ConnectTimeout bounds a TCP connect (default 10 s); TLSTimeout a TLS
+	// handshake (default 10 s); HeaderTimeout the wait for response headers
+	// after the request is sent (default 30 s); Timeout one request as a
+	// whole, body included (default 60 s).
+	ConnectTimeout, TLSTimeout, HeaderTimeout, Timeout time.Duration
+	// MinTransferRate in bytes per second, averaged over each
+	// TransferRateWindow while a body is read; a slower transfer fails
+	// with ErrTimeout. Defaults 1024 B/s over 10 s windows. Negative: off.
+	MinTransferRate    int64
+	TransferRateWindow time.Duration
+
+	// MaxBodyBytes bounds a decoded body (default 10 MiB); OnTooLarge picks
+	// truncation (default) or failure beyond it.
+	MaxBodyBytes int64
+	OnTooLarge   TooLarge
+	// MaxExpansion bounds decoded bytes per byte on the wire for encoded
+	// bodies, checked once ExpansionFloor bytes are decoded (defaults 100
+	// and 1 MiB: real text rarely compresses beyond 20:1, while gzip and
+	// brotli bombs reach 1000:1 and more; the floor keeps tiny, highly
+	// repetitive pages from tripping it).
+	MaxExpansion   float64
+	ExpansionFloor int64
+	// MaxHeaderBytes bounds the response header block (default 256 KiB).
+	MaxHeaderBytes int64
+	// MaxRedirects bounds a redirect chain (default 5). Negative: redirects
+	// are not followed and the 3xx response is returned.
+	MaxRedirects int
+	// Check, if set, is called with the URL before the first request and
+	// with every redirect target; an error refuses the URL and Fetch
+	// returns it wrapped together with ErrDisallowed. Use it for robots.txt
+	// and crawl scope.
+	Check func(ctx context.Context, u *url.URL) error
+
+	// MaxRetries is how many times a transient failure (network error,
+	// 408, 500, 502, 503, 504, or 429 with a short Retry-After) is retried
+	// (default 2; negative: none). RetryBackoff is the first wait, doubled
+	// per retry up to MaxRetryBackoff and jittered (defaults 1 s and 10 s);
+	// a retry also waits for the host's politeness.
+	MaxRetries                    int
+	RetryBackoff, MaxRetryBackoff time.Duration
+
+	// Header holds default request headers (Accept, Accept-Language, …).
+	Header http.Header
+
+	// Clock supplies time for politeness waits (default SystemClock). The
+	// I/O timeouts above use real time, as the network does.
+	Clock Clock
+	// Rand returns uniform values in [0, 1) for retry jitter (default
+	// math/rand/v2.Float64).
+	Rand func() float64
+}
+
+func (c *Config) ensureDefaults() {
+	dur := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	dur(&c.ConnectTimeout, 10*time.Second)
+	dur(&c.TLSTimeout, 10*time.Second)
+	dur(&c.HeaderTimeout, 30*time.Second)
+	dur(&c.Timeout, 60*time.Second)
+	dur(&c.TransferRateWindow, 10*time.Second)
+	dur(&c.MaxPolitenessWait, time.Minute)
+	dur(&c.RetryBackoff, time.Second)
+	dur(&c.MaxRetryBackoff, 10*time.Second)
+	if c.MinTransferRate == 0 {
+		c.MinTransferRate = 1024
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 10 << 20
+	}
+	if c.MaxExpansion == 0 {
+		c.MaxExpansion = 100
+	}
+	if c.ExpansionFloor <= 0 {
+		c.ExpansionFloor = 1 << 20
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = 256 << 10
+	}
+	if c.MaxRedirects == 0 {
+		c.MaxRedirects = 5
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 2
+	} else if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.HostKey == nil {
+		c.HostKey = HostKey
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+}
+
+// defaultAccept prefers HTML and XML (pages, feeds, sitemaps) but takes
+// anything.
+const defaultAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+// acceptEncoding lists the codings the Fetcher decodes itself.
+const acceptEncoding = "gzip, deflate, br, zstd"
+
+// Fetcher fetches URLs politely and safely. Create one with New, share it
+// between goroutines, and Close it when done.
+type Fetcher struct {
+	cfg        Config
+	client     http.Client
+	transport  *http.Transport // nil when the caller's RoundTripper is opaque
+	guard      *Guard
+	traceGuard bool // check connections in GotConn (opaque RoundTripper)
+	dns        *DNSCache
+	ownDNS     bool
+	pol        *Politeness
+	closed     atomic.Bool
+}
+
+// New returns a Fetcher for cfg. It fails with ErrNoUserAgent if
+// cfg.UserAgent is empty.
+func New(cfg Config) (*Fetcher, error) {
+	if strings.TrimSpace(cfg.UserAgent) == "" {
+		return nil, ErrNoUserAgent
+	}
+	if strings.ContainsAny(cfg.UserAgent, "\r\n") {
+		return nil, fmt.Errorf("%w: User-Agent contains a line break", ErrNoUserAgent)
+	}
+	cfg.ensureDefaults()
+	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness}
+	if f.dns == nil {
+		dc := cfg.DNSConfig
+		if dc.Clock == nil {
+			dc.Clock = cfg.Clock
+		}
+		f.dns = NewDNSCache(dc)
+		f.ownDNS = true
+	}
+	if f.pol == nil {
+		f.pol = NewPoliteness(cfg.PolitenessConfig)
+	}
+	if !cfg.DisableGuard {
+		f.guard = NewGuard(cfg.AllowCIDRs...)
+	}
+	if cfg.Client != nil {
+		f.client = *cfg.Client
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		rt = f.client.Transport
+	}
+	d := &guardedDialer{guard: f.guard, dns: f.dns, custom: cfg.DialContext, net: defaultDialer(cfg.ConnectTimeout)}
+	switch t := rt.(type) {
+	case nil:
+		f.transport = &http.Transport{
+			ForceAttemptHTTP2:   true,
+			MaxIdleConns:        1024,
+			MaxIdleConnsPerHost: 4,
+			// Longer than the default politeness delay, so a polite
+			// crawler still reuses its connection to a host.
+			IdleConnTimeout:       60 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		}
+	case *http.Transport:
+		f.transport = t.Clone()
+		if d.custom == nil && t.DialContext != nil {
+			d.custom = t.DialContext
+		}
+	default:
+		f.client.Transport = rt
+		f.traceGuard = f.guard != nil
+	}
+	if f.transport != nil {
+		f.transport.DialContext = d.DialContext
+		//lint:ignore SA1019 Dial is cleared so that DialContext is used
+		f.transport.Dial = nil
+		f.transport.ForceAttemptHTTP2 = true
+		f.transport.DisableCompression = true // the Fetcher decodes, with limits
+		f.transport.TLSHandshakeTimeout = cfg.TLSTimeout
+		f.transport.ResponseHeaderTimeout = cfg.HeaderTimeout
+		f.transport.MaxResponseHeaderBytes = cfg.MaxHeaderBytes
+		f.client.Transport = f.transport
+	}
+	// Redirects are followed by Fetch itself, hop by hop, so that each
+	// target passes Check, the guard and politeness.
+	f.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	f.client.Timeout = 0 // Config.Timeout applies per request through the context
+	return f, nil
+}
+
+// Politeness returns the Fetcher's politeness model, to share with a
+// scheduler or to feed Crawl-delay into.
+func (f *Fetcher) Politeness() *Politeness { return f.pol }
+
+// DNS returns the Fetcher's DNS cache (for Prefetch).
+func (f *Fetcher) DNS() *DNSCache { return f.dns }
+
+// Close releases idle connections and, if the Fetcher made its own DNS
+// cache, stops its lookups. Fetches must not be started after Close.
+func (f *Fetcher) Close() error {
+	if f.closed.Swap(true) {
+		return nil
+	}
+	f.client.CloseIdleConnections()
+	if f.ownDNS {
+		f.dns.Close()
+	}
+	return nil
+}
+
+// Fetch GETs rawURL. See Do.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
+	return f.Do(ctx, &Request{URL: rawURL})
+}
+
+// Do performs req: it waits for the host's politeness, sends the request,
+// follows redirects hop by hop, decodes and limits the body, and retries
+// transient failures. Any HTTP status is a Response with a nil error
+// (check StatusCode), except a 304 to a conditional request, which returns
+// the Response together with ErrNotModified. Other errors come with a nil
+// Response and match the package's sentinels.
+func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
+	if f.closed.Load() {
+		return nil, errors.New("fetch: Fetcher is closed")
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	if err := checkURL(u); err != nil {
+		return nil, err
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if method != http.MethodGet && method != http.MethodHead {
+		return nil, fmt.Errorf("fetch: method %s not supported (GET or HEAD only)", method)
+	}
+	for attempt := 0; ; attempt++ {
+		last := attempt >= f.cfg.MaxRetries
+		resp, err, retry := f.attempt(ctx, u, method, req, last)
+		if resp != nil {
+			resp.Attempts = attempt + 1
+		}
+		if !retry {
+			return resp, err
+		}
+		wait := f.retryDelay(attempt)
+		if h := f.cfg.HostKey(u); f.pol.ReadyAt(h, f.cfg.Clock.Now()).Sub(f.cfg.Clock.Now()) > f.cfg.MaxPolitenessWait {
+			// The host is blocked for longer than we wait: give up now and
+			// let the failure count, so the backoff applies.
+			f.pol.fail(h, f.cfg.Clock.Now())
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), ctx.Err())
+		case <-f.cfg.Clock.After(wait):
+		}
+	}
+}
+
+// retryDelay is the jittered exponential wait before retry attempt+1: a
+// uniform value in [d/2, d) where d = RetryBackoff × 2^attempt, capped
+// ("equal jitter").
+func (f *Fetcher) retryDelay(attempt int) time.Duration {
+	d := f.cfg.MaxRetryBackoff
+	if attempt < 30 {
+		d = min(f.cfg.RetryBackoff<<attempt, f.cfg.MaxRetryBackoff)
+	}
+	return d/2 + time.Duration(f.cfg.Rand()*float64(d/2))
+}
+
+func checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("fetch %s: %w %q", u.Redacted(), ErrUnsupportedScheme, u.Scheme)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("fetch %s: URL has no host", u.Redacted())
+	}
+	return nil
+}
+
+// attempt makes one attempt at req, following redirects. retry reports
+// that the failure is transient and the caller may try again.
+func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *Request, last bool) (resp *Response, err error, retry bool) {
+	resp = &Response{URL: u}
+	cur := u
+	for hop := 0; ; hop++ {
+		if f.cfg.Check != nil {
+			if cerr := f.cfg.Check(ctx, cur); cerr != nil {
+				return nil, fmt.Errorf("fetch %s: %w: %w", cur.Redacted(), ErrDisallowed, cerr), false
+			}
+		}
+		host := f.cfg.HostKey(cur)
+		started, err := f.acquire(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), err), false
+		}
+		ex := f.exchange(ctx, cur, method, req, hop == 0, resp)
+		ended := f.cfg.Clock.Now()
+		out := Outcome{Status: ex.status, Err: ex.err}
+		if ex.status == http.StatusTooManyRequests || ex.status == http.StatusServiceUnavailable {
+			out.RetryAfter, out.HasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), ended)
+		}
+		retry = !last && f.retryable(ex, out)
+		out.Interim = retry
+		f.pol.Release(host, started, ended, out)
+		if ex.err != nil {
+			return nil, ex.err, retry
+		}
+		if ex.location == nil {
+			if resp.NotModified {
+				return resp, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrNotModified), false
+			}
+			return resp, nil, retry
+		}
+		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status})
+		if hop >= f.cfg.MaxRedirects {
+			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), false
+		}
+		if err := checkURL(ex.location); err != nil {
+			return nil, fmt.Errorf("redirect from %s: %w", cur.Redacted(), err), false
+		}
+		if ex.status == http.StatusSeeOther && method != http.MethodHead {
+			method = http.MethodGet
+		}
+		cur = ex.location
+	}
+}
+
+// retryable reports whether an exchange's failure is worth retrying at once.
+func (f *Fetcher) retryable(ex exchangeResult, o Outcome) bool {
+	if ex.err != nil {
+		return ex.transient
+	}
+	switch ex.status {
+	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	case http.StatusServiceUnavailable:
+		return !o.HasRetryAfter || o.RetryAfter <= f.cfg.MaxPolitenessWait
+	case http.StatusTooManyRequests:
+		// Without Retry-After a 429 is answered with the error backoff, not
+		// with a quick retry.
+		return o.HasRetryAfter && o.RetryAfter <= f.cfg.MaxPolitenessWait
+	}
+	return false
+}
+
+// acquire waits until politeness admits a request to host and returns the
+// admission time.
+func (f *Fetcher) acquire(ctx context.Context, host string) (time.Time, error) {
+	clock := f.cfg.Clock
+	deadline := clock.Now().Add(f.cfg.MaxPolitenessWait)
+	for {
+		now := clock.Now()
+		ok, at, released := f.pol.tryAcquire(host, now)
+		if ok {
+			return now, nil
+		}
+		var wake <-chan time.Time
+		if !at.IsZero() {
+			if at.After(deadline) {
+				return time.Time{}, &HostBlockedError{Host: host, Until: at}
+			}
+			wake = clock.After(at.Sub(now))
+		} else {
+			if !now.Before(deadline) {
+				return time.Time{}, &HostBlockedError{Host: host, Until: now}
+			}
+			wake = clock.After(deadline.Sub(now))
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-wake:
+		case <-released:
+		}
+	}
+}
+
+// Errors used as context causes, to tell our own timeouts apart.
+var (
+	errTotalTimeout = errors.New("request exceeded its total timeout")
+	errSlowTransfer = errors.New("transfer below the minimum rate")
+)
+
+// exchangeResult is the outcome of one HTTP exchange (one hop).
+type exchangeResult struct {
+	status    int
+	location  *url.URL // redirect target, when the response is a redirect
+	err       error
+	transient bool // err is worth retrying
+}
+
+// exchange sends one request for u and fills resp from the answer.
+func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, req *Request, first bool, resp *Response) (ex exchangeResult) {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	if f.cfg.Timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, f.cfg.Timeout, errTotalTimeout)
+		defer stop()
+	}
+	var timing Timing
+	var blocked error
+	ctx = httptrace.WithClientTrace(ctx, f.trace(&timing, &blocked, u))
+	hr, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	if err != nil {
+		return exchangeResult{err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
+	}
+	for k, v := range f.cfg.Header {
+		hr.Header[k] = v
+	}
+	if hr.Header.Get("Accept") == "" {
+		hr.Header.Set("Accept", defaultAccept)
+	}
+	for k, v := range req.Header {
+		hr.Header[k] = v
+	}
+	hr.Header.Set("User-Agent", f.cfg.UserAgent)
+	hr.Header.Set("Accept-Encoding", acceptEncoding)
+	conditional := first && !req.Validators.IsZero()
+	if conditional {
+		if req.Validators.ETag != "" {
+			hr.Header.Set("If-None-Match", req.Validators.ETag)
+		}
+		if req.Validators.LastModified != "" {
+			hr.Header.Set("If-Modified-Since", req.Validators.LastModified)
+		}
+	}
+	start := time.Now()
+	hresp, err := f.client.Do(hr)
+	if err != nil {
+		if blocked != nil {
+			err = blocked
+		}
+		return f.classify(parent, ctx, u, err)
+	}
+	defer hresp.Body.Close()
+	resp.FinalURL = u
+	resp.StatusCode = hresp.StatusCode
+	resp.Proto = hresp.Proto
+	resp.Header = hresp.Header
+	ex.status = hresp.StatusCode
+
+	if isRedirect(hresp.StatusCode) && f.cfg.MaxRedirects > 0 {
+		if loc := hresp.Header.Get("Location"); loc != "" {
+			next, err := u.Parse(loc)
+			if err != nil {
+				return exchangeResult{err: fmt.Errorf("fetch %s: bad redirect Location %q: %w", u.Redacted(), loc, err)}
+			}
+			next.Fragment, next.RawFragment = u.Fragment, u.RawFragment
+			// Drain a little so the connection can be reused; a large
+			// redirect body is abandoned with its connection.
+			io.Copy(io.Discard, io.LimitReader(hresp.Body, 4<<10))
+			ex.location = next
+			timing.Total = time.Since(start)
+			resp.Timing = timing
+			return ex
+		}
+	}
+	if hresp.StatusCode == http.StatusNotModified && conditional {
+		resp.NotModified = true
+	}
+
+	codings, err := contentEncodings(hresp.Header.Values("Content-Encoding"))
+	if err != nil {
+		return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
+	}
+	wire := &wireCounter{r: hresp.Body, limit: f.cfg.MaxBodyBytes + 1}
+	var body io.Reader = wire
+	closeDec := func() {}
+	if len(codings) > 0 && method != http.MethodHead && hresp.StatusCode != http.StatusNotModified {
+		body, closeDec, err = decoder(wire, codings, f.cfg.MaxBodyBytes)
+		if err != nil {
+			if ctxErr := f.ctxCause(parent, ctx); ctxErr != nil {
+				return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), ctxErr)}
+			}
+			return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: decode %s: %w", u.Redacted(), strings.Join(codings, ","), err), transient: true}
+		}
+	}
+	defer closeDec()
+	stopWatch := f.watchRate(wire, cancel)
+	hint := int64(-1)
+	if len(codings) == 0 {
+		hint = hresp.ContentLength
+	}
+	res, err := readBody(body, wire, len(codings) > 0, hint, bodyLimits{
+		maxBody: f.cfg.MaxBodyBytes, onTooLarge: f.cfg.OnTooLarge,
+		maxExpansion: f.cfg.MaxExpansion, expansionFloor: f.cfg.ExpansionFloor,
+	})
+	stopWatch()
+	timing.Total = time.Since(start)
+	resp.Timing = timing
+	resp.WireBytes = wire.n.Load()
+	if err != nil {
+		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDecompressionBomb) {
+			return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
+		}
+		r := f.classify(parent, ctx, u, err)
+		r.status = ex.status
+		return r
+	}
+	resp.Body, resp.Truncated = res.body, res.truncated
+	resp.ContentEncoding = codings
+	ct := hresp.Header.Get("Content-Type")
+	resp.DeclaredType, _, _ = ParseContentType(ct)
+	resp.ContentType, resp.Charset, resp.Sniffed = SniffContentType(ct, resp.Body)
+	return ex
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// watchRate cancels the request (cause errSlowTransfer) when fewer than
+// MinTransferRate × TransferRateWindow bytes arrive in a window. It runs on
+// a timer owned by the exchange; the returned function stops it.
+func (f *Fetcher) watchRate(wire *wireCounter, cancel context.CancelCauseFunc) (stop func()) {
+	if f.cfg.MinTransferRate <= 0 || f.cfg.TransferRateWindow <= 0 {
+		return func() {}
+	}
+	need := int64(float64(f.cfg.MinTransferRate) * f.cfg.TransferRateWindow.Seconds())
+	var last int64
+	var t *time.Timer
+	done := make(chan struct{})
+	check := func() {
+		n := wire.n.Load()
+		if n-last < need {
+			cancel(errSlowTransfer)
+			return
+		}
+		last = n
+		select {
+		case <-done:
+		default:
+			t.Reset(f.cfg.TransferRateWindow)
+		}
+	}
+	t = time.AfterFunc(f.cfg.TransferRateWindow, check)
+	return func() {
+		close(done)
+		t.Stop()
+	}
+}
+
+// ctxCause returns our own timeout or the caller's cancellation behind a
+// failure, or nil.
+func (f *Fetcher) ctxCause(parent, ctx context.Context) error {
+	if err := parent.Err(); err != nil {
+		return err
+	}
+	switch cause := context.Cause(ctx); cause {
+	case errTotalTimeout:
+		return fmt.Errorf("%w: %w (%s)", ErrTimeout, cause, f.cfg.Timeout)
+	case errSlowTransfer:
+		return fmt.Errorf("%w: %w (%d B/s over %s)", ErrTimeout, cause, f.cfg.MinTransferRate, f.cfg.TransferRateWindow)
+	}
+	return nil
+}
+
+// classify wraps a transport or body error with the sentinel it stands for
+// and decides whether it is transient.
+func (f *Fetcher) classify(parent, ctx context.Context, u *url.URL, err error) exchangeResult {
+	wrap := func(e error, transient bool) exchangeResult {
+		return exchangeResult{err: fmt.Errorf("fetch %s: %w", u.Redacted(), e), transient: transient}
+	}
+	if cerr := f.ctxCause(parent, ctx); cerr != nil {
+		return wrap(cerr, false)
+	}
+	if errors.Is(err, ErrBlockedAddress) {
+		return wrap(err, false)
+	}
+	// net/http reports oversized headers only as text
+	// ("server response headers exceeded N bytes").
+	if strings.Contains(err.Error(), "response headers exceeded") {
+		return wrap(fmt.Errorf("%w: over %d bytes", ErrHeadersTooLarge, f.cfg.MaxHeaderBytes), false)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return wrap(fmt.Errorf("%w: %w", ErrTimeout, err), true)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return wrap(err, false)
+	}
+	return wrap(err, true)
+}
+
+// trace returns the httptrace hooks that fill timing and, when the
+// RoundTripper is opaque, apply the guard to the connection it reports.
+func (f *Fetcher) trace(t *Timing, blocked *error, u *url.URL) *httptrace.ClientTrace {
+	var dnsStart, connStart, tlsStart, wrote time.Time
+	ct := &httptrace.ClientTrace{
+		DNSStart:          func(httptrace.DNSStartInfo) { dnsStart = time.Now() },
+		DNSDone:           func(httptrace.DNSDoneInfo) { t.DNS = time.Since(dnsStart) },
+		ConnectStart:      func(string, string) { connStart = time.Now() },
+		ConnectDone:       func(string, string, error) { t.Connect = time.Since(connStart) },
+		TLSHandshakeStart: func() { tlsStart = time.Now() },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.TLS = time.Since(tlsStart) },
+		WroteRequest:      func(httptrace.WroteRequestInfo) { wrote = time.Now() },
+		GotFirstResponseByte: func() {
+			if !wrote.IsZero() {
+				t.FirstByte = time.Since(wrote)
+			}
+		},
+		GotConn: func(info httptrace.GotConnInfo) {
+			t.Reused = info.Reused
+		},
+	}
+	if f.traceGuard {
+		ct.GotConn = func(info httptrace.GotConnInfo) {
+			t.Reused = info.Reused
+			if ap, err := remoteAddrPort(info.Conn); err != nil {
+				*blocked = &BlockedAddressError{Host: u.Hostname(), Reason: "unverifiable (" + err.Error() + ")"}
+			} else {
+				*blocked = f.guard.Check(u.Hostname(), ap.Addr())
+			}
+			if *blocked != nil {
+				// Closing before the request is written means not one byte
+				// reaches the refused address.
+				info.Conn.Close()
+			}
+		}
+	}
+	return ct
+}
+
+// HostKey is the default Config.HostKey: the URL's host in lower case,
+// converted to punycode (IDNA UTS #46 lookup), IPv6 in brackets, with the
+// port only when it is not the scheme's default — the same key urlnorm.Host
+// produces for a normalized URL.
+func HostKey(u *url.URL) string {
+	h := u.Host
+	simple := true
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c >= 0x80 || ('A' <= c && c <= 'Z') || c == ':' || c == '[' || c == '%' {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return h
+	}
+	name := strings.ToLower(u.Hostname())
+	if ascii, err := idna.Lookup.ToASCII(name); err == nil {
+		name = ascii
+	}
+	if strings.Contains(name, ":") {
+		name = "[" + name + "]"
+	}
+	if p := u.Port(); p != "" && !(p == "80" && u.Scheme == "http") && !(p == "443" && u.Scheme == "https") {
+		name += ":" + p
+	}
+	return name
+}

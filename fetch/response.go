@@ -1,0 +1,92 @@
+package fetch
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Request is one fetch. Only URL is required.
+type Request struct {
+	// URL is the absolute http or https URL to fetch.
+	URL string
+	// Method is GET (the default) or HEAD.
+	Method string
+	// Header holds extra request headers; they override the Fetcher's
+	// defaults except User-Agent and the conditional and encoding headers
+	// the Fetcher manages.
+	Header http.Header
+	// Validators from a previous fetch of URL make the request conditional
+	// (RFC 9110 §13.1): a 304 answer is reported as ErrNotModified.
+	Validators Validators
+}
+
+// Validators are a response's cache validators (RFC 9110 §8.8), kept by a
+// recrawling caller and sent back with the next request for the same URL.
+type Validators struct {
+	ETag         string // sent as If-None-Match
+	LastModified string // sent as If-Modified-Since
+}
+
+// IsZero reports whether v holds no validator.
+func (v Validators) IsZero() bool { return v.ETag == "" && v.LastModified == "" }
+
+// Hop is one redirect in a chain: URL answered with Status and pointed on.
+type Hop struct {
+	URL    *url.URL
+	Status int
+}
+
+// Timing breaks down the time of the final request of a fetch (the last
+// redirect hop of the last attempt), from httptrace. DNS, Connect and TLS
+// are zero when a kept-alive connection was reused.
+type Timing struct {
+	DNS       time.Duration // name lookup through the DNS cache
+	Connect   time.Duration // TCP connect
+	TLS       time.Duration // TLS handshake
+	FirstByte time.Duration // from sending the request to the first response byte
+	Total     time.Duration // the whole request, body included
+	Reused    bool          // the connection was kept alive from an earlier request
+}
+
+// Response is a fetched resource.
+type Response struct {
+	// URL is the requested URL; FinalURL is the one that answered, after
+	// following Redirects (the same as URL when there were none).
+	URL, FinalURL *url.URL
+	Redirects     []Hop
+
+	StatusCode int
+	Proto      string
+	Header     http.Header
+
+	// Body is the decoded body (Content-Encoding removed), at most
+	// Config.MaxBodyBytes long; Truncated says whether it was cut there.
+	Body      []byte
+	Truncated bool
+	// WireBytes counts body bytes as received (after transfer decoding,
+	// before content decoding); Body holds len(Body) decoded bytes.
+	WireBytes int64
+	// ContentEncoding lists the codings that were removed, in the order
+	// the server applied them.
+	ContentEncoding []string
+
+	// ContentType is the effective MIME type essence ("text/html"), from the
+	// header unless sniffing overruled it (Sniffed); DeclaredType is the
+	// header's own, possibly empty; Charset is the header's charset
+	// parameter when the header's type is used.
+	ContentType, DeclaredType, Charset string
+	Sniffed                            bool
+
+	// NotModified is set for a 304 answer to a conditional request.
+	NotModified bool
+	// Attempts is the number of attempts made (1 without retries).
+	Attempts int
+	Timing   Timing
+}
+
+// Validators returns the response's cache validators for a later
+// conditional request.
+func (r *Response) Validators() Validators {
+	return Validators{ETag: r.Header.Get("ETag"), LastModified: r.Header.Get("Last-Modified")}
+}
