@@ -226,8 +226,8 @@ type Decision struct {
 type Policy struct {
 	source   Source
 	opts     Options
-	rules    []Rule   // every Allow/Disallow rule, in file order
-	groups   []group  // groups in file order
+	rules    []Rule  // every Allow/Disallow rule, in file order
+	groups   []group // groups in file order
 	agents   map[string]*AgentRules
 	star     *AgentRules // merged "*" groups; nil if none
 	none     *AgentRules // no group applies: allow everything
