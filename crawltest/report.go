@@ -1,0 +1,254 @@
+package crawltest
+
+import (
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Report is a snapshot of the server's accounting of every request it has
+// answered since the web started (or since ResetReport). It is computed on
+// the server side, so it holds whatever a crawler claims.
+//
+// Robots violations are judged per request against the rules the host's
+// robots.txt gives the product token of that request's User-Agent (RFC
+// 9309 §2.2.1). Politeness is judged per virtual host, with the time from
+// Config.Clock: a request that starts while MaxPerHost requests to its host
+// are in flight is a concurrency violation; a request that starts, with none
+// in flight, sooner than the host's required gap (the larger of
+// Config.MinGap and the Crawl-delay its robots.txt asks of the request's
+// agent) after the previous request ended is a spacing violation. Requests
+// for /robots.txt and to HostileHost are left out of the robots,
+// politeness and duplicate accounting.
+type Report struct {
+	// Requests counts every request, robots.txt and hostile ones included.
+	Requests int
+	// PerURL counts requests by the URL as requested: "http://", the Host
+	// header and the request target, unnormalized.
+	PerURL map[string]int
+	// PerPage counts requests for pages and trap pages, by canonical URL.
+	PerPage map[string]int
+	// RobotsFetches counts /robots.txt requests per host name.
+	RobotsFetches map[string]int
+	// Hosts holds the per-host accounting of every host that was
+	// requested, by host name.
+	Hosts map[string]HostReport
+
+	// RobotsViolations counts requests for URLs the host's robots.txt
+	// disallows (every request to a host whose robots.txt is unavailable).
+	RobotsViolations int
+	// RobotsViolationURLs lists the first 100 of them.
+	RobotsViolationURLs []string
+	// BeforeRobots counts requests to a host before its robots.txt was
+	// requested even once.
+	BeforeRobots int
+	// SpacingViolations and ConcurrencyViolations count politeness
+	// violations (see the type's documentation).
+	SpacingViolations     int
+	ConcurrencyViolations int
+	// ExactRepeats counts requests for a page under a URL (as requested)
+	// that was requested before.
+	ExactRepeats int
+	// SpellingRepeats counts requests for a page already requested under
+	// another spelling that folds to the same canonical URL.
+	SpellingRepeats int
+	// ContentRepeats counts requests for a page with another canonical
+	// URL whose content, byte for byte, was already served (an exact
+	// duplicate such as /index.html or a print version).
+	ContentRepeats int
+	// TrapFetches counts requests inside spider traps.
+	TrapFetches int
+	// NotFound counts requests answered 404 on the page hosts.
+	NotFound int
+}
+
+// PolitenessViolations returns SpacingViolations + ConcurrencyViolations.
+func (r Report) PolitenessViolations() int { return r.SpacingViolations + r.ConcurrencyViolations }
+
+// DuplicateFetches returns ExactRepeats + SpellingRepeats: requests for a
+// canonical URL beyond the first.
+func (r Report) DuplicateFetches() int { return r.ExactRepeats + r.SpellingRepeats }
+
+// HostReport is the accounting of one host.
+type HostReport struct {
+	Requests              int // all requests, robots.txt included
+	RobotsFetches         int
+	RobotsViolations      int
+	BeforeRobots          int
+	SpacingViolations     int
+	ConcurrencyViolations int
+	TrapFetches           int
+	// MaxInFlight is the most requests (other than for robots.txt) that
+	// were in flight to the host at once.
+	MaxInFlight int
+	// Gaps is the number of measured gaps between one request's end and
+	// the next one's start; MinGap is the shortest of them.
+	Gaps   int
+	MinGap time.Duration
+}
+
+// hostState is the live accounting of one host.
+type hostState struct {
+	HostReport
+	inFlight int
+	lastEnd  time.Time
+	ended    bool // lastEnd is set
+}
+
+// accounting records requests; its methods are safe for concurrent use.
+type accounting struct {
+	web *Web
+
+	mu      sync.Mutex
+	rep     Report
+	hosts   map[int]*hostState
+	content map[[2]int]bool // content (host, page) already served
+}
+
+func newAccounting(w *Web) *accounting {
+	a := &accounting{web: w}
+	a.reset()
+	return a
+}
+
+// reset clears the counts; it requires a.mu to be held or a to be unshared.
+func (a *accounting) reset() {
+	a.rep = Report{
+		PerURL:        make(map[string]int),
+		PerPage:       make(map[string]int),
+		RobotsFetches: make(map[string]int),
+	}
+	a.hosts = make(map[int]*hostState)
+	a.content = make(map[[2]int]bool)
+}
+
+const maxViolationURLs = 100
+
+// hostile records a request to HostileHost.
+func (a *accounting) hostile(r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rep.Requests++
+	a.rep.PerURL["http://"+r.Host+r.RequestURI]++
+}
+
+// begin records the start of a request to host h; the returned function
+// records its end and must be called once the response is written.
+func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) {
+	g := a.web.gen
+	token := productToken(r.Header.Get("User-Agent"))
+	now := a.web.cfg.Clock()
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	hs := a.hosts[h]
+	if hs == nil {
+		hs = &hostState{}
+		a.hosts[h] = hs
+	}
+	a.rep.Requests++
+	hs.Requests++
+	a.rep.PerURL[res.spelling]++
+	if res.kind == resRobots {
+		a.rep.RobotsFetches[HostName(h)]++
+		hs.RobotsFetches++
+		return func() {}
+	}
+	if hs.RobotsFetches == 0 {
+		a.rep.BeforeRobots++
+		hs.BeforeRobots++
+	}
+	if res.canonical == "" || !robotsAllowed(g.robots(h), g.agent, token, res.target) {
+		a.rep.RobotsViolations++
+		hs.RobotsViolations++
+		if len(a.rep.RobotsViolationURLs) < maxViolationURLs {
+			a.rep.RobotsViolationURLs = append(a.rep.RobotsViolationURLs, res.spelling)
+		}
+	}
+
+	// Politeness.
+	if hs.inFlight >= a.web.cfg.MaxPerHost {
+		a.rep.ConcurrencyViolations++
+		hs.ConcurrencyViolations++
+	} else if hs.inFlight == 0 && hs.ended {
+		gap := now.Sub(hs.lastEnd)
+		if hs.Gaps == 0 || gap < hs.MinGap {
+			hs.MinGap = gap
+		}
+		hs.Gaps++
+		need := max(a.web.cfg.MinGap, g.crawlDelay(h, token))
+		if gap < need {
+			a.rep.SpacingViolations++
+			hs.SpacingViolations++
+		}
+	}
+	hs.inFlight++
+	hs.MaxInFlight = max(hs.MaxInFlight, hs.inFlight)
+
+	// Duplicates and traps.
+	switch res.kind {
+	case resNotFound:
+		a.rep.NotFound++
+	case resTrap:
+		a.rep.TrapFetches++
+		hs.TrapFetches++
+		a.countPage(res, false)
+	case resPage:
+		key := [2]int{h, res.nd.n}
+		a.countPage(res, a.content[key])
+		a.content[key] = true
+	}
+	return func() {
+		now := a.web.cfg.Clock()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.hosts[h] != hs {
+			return // the report was reset meanwhile
+		}
+		hs.inFlight--
+		if !hs.ended || now.After(hs.lastEnd) {
+			hs.lastEnd, hs.ended = now, true
+		}
+	}
+}
+
+// countPage counts a request for an existing page; contentSeen says whether
+// the page's content was served before, under any URL. It requires a.mu.
+func (a *accounting) countPage(res resolution, contentSeen bool) {
+	before := a.rep.PerPage[res.canonical]
+	a.rep.PerPage[res.canonical]++
+	switch {
+	case before > 0 && a.rep.PerURL[res.spelling] > 1:
+		a.rep.ExactRepeats++
+	case before > 0:
+		a.rep.SpellingRepeats++
+	case contentSeen:
+		a.rep.ContentRepeats++
+	}
+}
+
+// Report returns a snapshot of the server-side accounting.
+func (w *Web) Report() Report {
+	a := w.acct
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rep := a.rep
+	rep.PerURL = maps.Clone(a.rep.PerURL)
+	rep.PerPage = maps.Clone(a.rep.PerPage)
+	rep.RobotsFetches = maps.Clone(a.rep.RobotsFetches)
+	rep.RobotsViolationURLs = append([]string(nil), a.rep.RobotsViolationURLs...)
+	rep.Hosts = make(map[string]HostReport, len(a.hosts))
+	for h, hs := range a.hosts {
+		rep.Hosts[HostName(h)] = hs.HostReport
+	}
+	return rep
+}
+
+// ResetReport clears the accounting, for example between two crawls of the
+// same web. Requests in flight while it runs are not counted as ending.
+func (w *Web) ResetReport() {
+	w.acct.mu.Lock()
+	defer w.acct.mu.Unlock()
+	w.acct.reset()
+}
