@@ -1,0 +1,256 @@
+package trap
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Hashing. The detector's keys are 64-bit FNV-1a hashes (finished with the
+// SplitMix64 mixer where keys are summed, so that the query's parameter
+// order does not matter). They never leave the process, so they need only
+// be fast and well spread; a collision at worst merges two URLs' counts.
+const (
+	offset64 uint64 = 14695981039346656037
+	prime64  uint64 = 1099511628211
+)
+
+func hashString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime64
+	}
+	return h
+}
+
+func hashByte(h uint64, c byte) uint64 {
+	h ^= uint64(c)
+	return h * prime64
+}
+
+func hashUint(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= v & 0xff
+		h *= prime64
+		v >>= 8
+	}
+	return h
+}
+
+// mix is the SplitMix64 finalizer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// urlKey identifies a URL within its host: path and query as written.
+func urlKey(u *parsedURL) uint64 {
+	h := hashString(offset64, u.path)
+	h = hashByte(h, '?')
+	return mix(hashString(h, u.query))
+}
+
+// isHexID reports whether seg is an identifier such as a hexadecimal hash,
+// an object id or a UUID: at least eight characters of hex digits and
+// dashes, with both digits and letters.
+func isHexID(seg string) bool {
+	if len(seg) < 8 {
+		return false
+	}
+	digit, letter := false, false
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			letter = true
+		case c == '-':
+		default:
+			return false
+		}
+	}
+	return digit && letter
+}
+
+// foldHash hashes s with identifiers folded to {id} and digit runs to {n}.
+func foldHash(h uint64, s string) uint64 {
+	if isHexID(s) {
+		return hashString(h, "{id}")
+	}
+	inDigits := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isDigit(c) {
+			if !inDigits {
+				h = hashString(h, "{n}")
+			}
+			inDigits = true
+			continue
+		}
+		inDigits = false
+		h = hashByte(h, c)
+	}
+	return h
+}
+
+// foldString is foldHash's text, for reasons.
+func foldString(b *strings.Builder, s string) {
+	if isHexID(s) {
+		b.WriteString("{id}")
+		return
+	}
+	inDigits := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isDigit(c) {
+			if !inDigits {
+				b.WriteString("{n}")
+			}
+			inDigits = true
+			continue
+		}
+		inDigits = false
+		b.WriteByte(c)
+	}
+}
+
+// patternHash hashes the budget pattern of u: the path and the query values
+// folded (digit runs to {n}, identifiers to {id}), parameters in any order.
+func patternHash(u *parsedURL) uint64 {
+	h := offset64
+	for _, seg := range u.segs {
+		h = hashByte(h, '/')
+		h = foldHash(h, seg)
+	}
+	var q uint64
+	it := params{rest: u.query, sep: '&'}
+	for it.next() {
+		ph := hashByte(hashString(offset64, it.name), '=')
+		q += mix(foldHash(ph, it.value))
+	}
+	return mix(h ^ q)
+}
+
+// patternString is the budget pattern of u as text: /item/{n}?color=red.
+func patternString(u *parsedURL) string {
+	var b strings.Builder
+	for _, seg := range u.segs {
+		b.WriteByte('/')
+		foldString(&b, seg)
+	}
+	if strings.HasSuffix(u.path, "/") || b.Len() == 0 {
+		b.WriteByte('/')
+	}
+	it := params{rest: u.query, sep: '&'}
+	for k := 0; it.next(); k++ {
+		if k == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(it.name)
+		b.WriteByte('=')
+		foldString(&b, it.value)
+	}
+	return b.String()
+}
+
+// contentPatternHash hashes the coarser pattern that content repetition is
+// tracked by: the folded path with its last segment a wildcard and the
+// query's parameter names. A soft-404 answers /missing/foo and /missing/bar
+// alike, so their last segments must not keep them apart.
+func contentPatternHash(u *parsedURL) uint64 {
+	h := offset64
+	for i, seg := range u.segs {
+		h = hashByte(h, '/')
+		if i == len(u.segs)-1 {
+			h = hashString(h, "{*}")
+			break
+		}
+		h = foldHash(h, seg)
+	}
+	var q uint64
+	it := params{rest: u.query, sep: '&'}
+	for it.next() {
+		q += mix(hashString(offset64, it.name))
+	}
+	return mix(h ^ q)
+}
+
+// contentPatternString is contentPatternHash's text: /missing/{*}?q.
+func contentPatternString(u *parsedURL) string {
+	var b strings.Builder
+	for i, seg := range u.segs {
+		b.WriteByte('/')
+		if i == len(u.segs)-1 {
+			b.WriteString("{*}")
+			break
+		}
+		foldString(&b, seg)
+	}
+	if b.Len() == 0 {
+		b.WriteByte('/')
+	}
+	it := params{rest: u.query, sep: '&'}
+	for k := 0; it.next(); k++ {
+		if k == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(it.name)
+	}
+	return b.String()
+}
+
+// growingKey hashes u with its volatile query values (see isVolatile)
+// replaced by a placeholder, and separately hashes those values. ok is false
+// when u has no volatile value.
+func growingKey(u *parsedURL) (key, values uint64, ok bool) {
+	var q uint64
+	it := params{rest: u.query, sep: '&'}
+	for it.next() {
+		ph := hashByte(hashString(offset64, it.name), '=')
+		if isVolatile(it.value) {
+			ok = true
+			values += mix(hashString(ph, it.value))
+			ph = hashString(ph, "{v}")
+		} else {
+			ph = hashString(ph, it.value)
+		}
+		q += mix(ph)
+	}
+	if !ok {
+		return 0, 0, false
+	}
+	return mix(hashString(offset64, u.path) ^ q), values, true
+}
+
+// growingDescription names the volatile parameters of u and its shape, for
+// a reason: `"t" took 9 values on /page?t={v}`.
+func growingDescription(u *parsedURL, n int) string {
+	var names []string
+	var b strings.Builder
+	b.WriteString(u.path)
+	it := params{rest: u.query, sep: '&'}
+	for k := 0; it.next(); k++ {
+		if k == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(it.name)
+		b.WriteByte('=')
+		if isVolatile(it.value) {
+			names = append(names, strconv.Quote(it.name))
+			b.WriteString("{v}")
+		} else {
+			b.WriteString(it.value)
+		}
+	}
+	return strings.Join(names, ", ") + " took " + itoa(n) + " values on " + b.String()
+}

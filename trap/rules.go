@@ -1,0 +1,333 @@
+package trap
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parsedURL is the part of a URL the rules look at. Its strings share the
+// judged URL's memory (except a host that had to be lower-cased).
+type parsedURL struct {
+	raw   string
+	host  string // lower case, no userinfo, no default port
+	path  string // as written, "/" when empty
+	query string // without '?', as written
+	segs  []string
+	arr   [24]string // backing store for segs, so short paths do not allocate
+}
+
+// parse fills u from raw, or rejects raw for its length or form. It is a
+// deliberately small splitter for absolute URLs (RFC 3986 §3): the detector
+// needs the host, the path segments and the query pairs, and the input is
+// expected to be normalized already.
+func (d *Detector) parse(u *parsedURL, raw string) Verdict {
+	if max := d.cfg.maxURLLength; max > 0 && len(raw) > max {
+		return reject(RuleURLLength, itoa(len(raw))+" characters, limit "+itoa(max))
+	}
+	u.raw = raw
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return reject(RuleInvalid, "not an absolute URL")
+	}
+	scheme := raw[:i]
+	var defaultPort string
+	switch {
+	case strings.EqualFold(scheme, "http"):
+		defaultPort = ":80"
+	case strings.EqualFold(scheme, "https"):
+		defaultPort = ":443"
+	default:
+		return reject(RuleInvalid, "scheme "+strconv.Quote(scheme)+" is not http or https")
+	}
+	rest := raw[i+3:]
+	if h := strings.IndexByte(rest, '#'); h >= 0 {
+		rest = rest[:h]
+	}
+	end := strings.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	auth := rest[:end]
+	rest = rest[end:]
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		auth = auth[at+1:]
+	}
+	auth = strings.TrimSuffix(auth, defaultPort)
+	auth = strings.TrimSuffix(auth, ":")
+	if auth == "" {
+		return reject(RuleInvalid, "no host")
+	}
+	lower := true
+	for j := 0; j < len(auth); j++ {
+		c := auth[j]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			lower = false
+		case c <= ' ' || c == 0x7f || c == '\\' || c == '<' || c == '>' || c == '"' || c == '`':
+			return reject(RuleInvalid, "host contains "+strconv.QuoteRune(rune(c)))
+		}
+	}
+	if !lower {
+		auth = strings.ToLower(auth)
+	}
+	u.host = auth
+	u.path, u.query = rest, ""
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		u.path, u.query = rest[:q], rest[q+1:]
+	}
+	if u.path == "" {
+		u.path = "/"
+	}
+	u.segs = u.arr[:0]
+	p := u.path
+	n := 0
+	for len(p) > 0 {
+		j := strings.IndexByte(p, '/')
+		var seg string
+		if j < 0 {
+			seg, p = p, ""
+		} else {
+			seg, p = p[:j], p[j+1:]
+		}
+		if seg == "" {
+			continue
+		}
+		n++
+		if max := d.cfg.maxPathDepth; max > 0 && n > max {
+			continue // only counted, to report the depth
+		}
+		u.segs = append(u.segs, seg)
+	}
+	if max := d.cfg.maxPathDepth; max > 0 && n > max {
+		return reject(RulePathDepth, itoa(n)+" segments, limit "+itoa(max))
+	}
+	return Verdict{}
+}
+
+// stateless applies the rules that need nothing but the URL and now.
+// It fills ds with the dates of u for the calendar walk rule.
+func (d *Detector) stateless(u *parsedURL, ds *dateScan, now time.Time, depth int) Verdict {
+	if max := d.cfg.maxHops; max >= 0 && depth > max {
+		return reject(RuleHopDepth, itoa(depth)+" hops from a seed, limit "+itoa(max))
+	}
+	if v := d.repeated(u.segs); v.Rejected() {
+		return v
+	}
+	if v := d.sessionID(u); v.Rejected() {
+		return v
+	}
+	if d.cfg.yearsAhead >= 0 || d.cfg.yearsBehind >= 0 || d.cfg.maxCalendarSteps >= 0 {
+		scanDates(u, ds)
+		if v := d.dateRange(ds, now); v.Rejected() {
+			return v
+		}
+	}
+	return Verdict{}
+}
+
+// repeated implements the repeated-segments rule. A relative link resolved
+// against the wrong base nests a path into itself (/a/b/ → /a/b/a/b/ → …);
+// Heritrix's PathologicalPathDecideRule rejects the third consecutive
+// repetition of any sequence of segments, and we do the same, plus a cap on
+// how often one segment may occur anywhere (/x/a/y/a/z/a/…).
+func (d *Detector) repeated(segs []string) Verdict {
+	n := len(segs)
+	if r := d.cfg.maxRepetitions; r > 0 {
+		// A sequence of length L repeated r+1 times in a row means
+		// segs[j] == segs[j+L] for r*L consecutive j.
+		for l := 1; (r+1)*l <= n; l++ {
+			run := 0
+			for j := 0; j+l < n; j++ {
+				if segs[j] != segs[j+l] {
+					run = 0
+					continue
+				}
+				run++
+				if run >= r*l {
+					// Extend to the full run to report the real count.
+					for j+1+l < n && segs[j+1] == segs[j+1+l] {
+						j++
+						run++
+					}
+					start := j - run + 1
+					times := run/l + 1
+					return reject(RuleRepeatedSegments, strconv.Quote(strings.Join(segs[start:start+l], "/"))+
+						" repeated "+itoa(times)+" times in a row, limit "+itoa(r))
+				}
+			}
+		}
+	}
+	if m := d.cfg.maxOccurrences; m > 0 && n > m {
+		for i := 0; i < n; i++ {
+			c := 1
+			for j := i + 1; j < n; j++ {
+				if segs[j] == segs[i] {
+					c++
+				}
+			}
+			if c > m {
+				return reject(RuleRepeatedSegments, strconv.Quote(segs[i])+" occurs "+itoa(c)+" times, limit "+itoa(m))
+			}
+		}
+	}
+	return Verdict{}
+}
+
+// strongSessionParams are parameter names that only ever carry a session:
+// the servlet spec's jsessionid, PHP's PHPSESSID, classic ASP's
+// ASPSESSIONIDxxxx (matched as a prefix), ColdFusion's CFID/CFTOKEN, Zen
+// Cart's zenid and osCommerce's osCsid, and the generic spellings.
+var strongSessionParams = []string{
+	"jsessionid", "phpsessid", "sessionid", "session_id", "sessid", "sess_id",
+	"cfid", "cftoken", "zenid", "oscsid",
+}
+
+// weakSessionParams are names that carry a session on some sites and
+// something else on others (a story id, a search); they count only when the
+// value looks random.
+var weakSessionParams = []string{"sid", "session", "sess", "s"}
+
+// sessionID implements the session-id rule on matrix parameters (;name=v in
+// a path segment), ASP.NET cookieless session segments and query parameters.
+func (d *Detector) sessionID(u *parsedURL) Verdict {
+	for _, seg := range u.segs {
+		if len(seg) > 3 && seg[0] == '(' && seg[2] == '(' && seg[len(seg)-1] == ')' {
+			// ASP.NET cookieless state: /(S(lit3py55t21z5v55vlm25s55))/page.aspx
+			return reject(RuleSessionID, "path segment "+strconv.Quote(seg)+" is an ASP.NET session")
+		}
+		if i := strings.IndexByte(seg, ';'); i >= 0 {
+			if v := d.sessionParams(seg[i+1:], ';'); v.Rejected() {
+				return v
+			}
+		}
+	}
+	return d.sessionParams(u.query, '&')
+}
+
+// sessionParams checks the name=value pairs of list, separated by sep.
+func (d *Detector) sessionParams(list string, sep byte) Verdict {
+	it := params{rest: list, sep: sep}
+	for it.next() {
+		name, value := it.name, it.value
+		if isSessionName(name, strongSessionParams) || hasPrefixFold(name, "aspsessionid") ||
+			isSessionName(name, d.cfg.sessionParams) {
+			if value != "" {
+				return reject(RuleSessionID, "parameter "+strconv.Quote(name))
+			}
+			continue
+		}
+		if isSessionName(name, weakSessionParams) && len(value) >= 8 && isVolatile(value) {
+			return reject(RuleSessionID, "parameter "+strconv.Quote(name))
+		}
+		if min := d.cfg.minTokenLength; min > 0 && len(value) >= min && isToken(value) {
+			return reject(RuleSessionID, "parameter "+strconv.Quote(name)+" holds a "+itoa(len(value))+"-character token")
+		}
+	}
+	return Verdict{}
+}
+
+func isSessionName(name string, list []string) bool {
+	for _, s := range list {
+		if strings.EqualFold(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// isToken reports whether v looks like an opaque random token: all hex
+// digits, or base64/base64url characters mixing upper case, lower case and
+// digits (so words, paths and UUIDs with their dashes do not count).
+func isToken(v string) bool {
+	hex, upper, lower, digit := true, false, false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			if c >= 'a' {
+				lower = true
+			} else {
+				upper = true
+			}
+		case c >= 'g' && c <= 'z':
+			hex, lower = false, true
+		case c >= 'G' && c <= 'Z':
+			hex, upper = false, true
+		case c == '-' || c == '_' || c == '+' || c == '/' || c == '=' || c == '%':
+			hex = false
+		default:
+			return false
+		}
+	}
+	if hex && digit && !(upper && lower) {
+		return true
+	}
+	return upper && lower && digit
+}
+
+// isVolatile reports whether a parameter value looks generated rather than
+// chosen from a vocabulary: letters mixed with digits (at least six
+// characters), or a number of at least ten digits (a Unix time, a
+// millisecond counter). Small numbers (pages, ids) and words (colours,
+// sort orders) are not volatile.
+func isVolatile(v string) bool {
+	letters, digits := 0, 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letters++
+		case c == '-' || c == '_' || c == '.' || c == '~' || c == '%':
+		default:
+			return false
+		}
+	}
+	if letters == 0 {
+		return digits >= 10 && digits == len(v)
+	}
+	return digits > 0 && len(v) >= 6 && !looksLikeDate(v)
+}
+
+// looksLikeDate reports whether v starts with an ISO 8601 date, which the
+// calendar rule handles instead.
+func looksLikeDate(v string) bool {
+	_, _, _, ok := compactDate(v)
+	return ok
+}
+
+// params iterates over name=value pairs separated by sep. Names and values
+// stay percent-encoded as written.
+type params struct {
+	rest        string
+	sep         byte
+	name, value string
+}
+
+func (p *params) next() bool {
+	for p.rest != "" {
+		var pair string
+		if i := strings.IndexByte(p.rest, p.sep); i >= 0 {
+			pair, p.rest = p.rest[:i], p.rest[i+1:]
+		} else {
+			pair, p.rest = p.rest, ""
+		}
+		if pair == "" {
+			continue
+		}
+		p.name, p.value = pair, ""
+		if i := strings.IndexByte(pair, '='); i >= 0 {
+			p.name, p.value = pair[:i], pair[i+1:]
+		}
+		return true
+	}
+	return false
+}

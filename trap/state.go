@@ -1,0 +1,535 @@
+package trap
+
+import (
+	"math/bits"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// numShards splits the host and domain tables so that workers judging URLs
+// of different hosts rarely wait for each other.
+const numShards = 32
+
+// Per-host caps on the learned tables besides the URL keys, so that a host
+// that mints endless shapes cannot grow its state without bound.
+const (
+	maxPatternsPerHost = 1 << 14
+	maxParamKeys       = 1024
+	maxStepShapes      = 256
+	maxContentPatterns = 1024
+	maxObserved        = 1 << 13
+	maxDomainHostKeys  = 1 << 16
+)
+
+// hostState is what the detector has learned about one host. It is guarded
+// by its shard's mutex.
+type hostState struct {
+	name       string
+	prev, next *hostState // LRU list, most recent first
+
+	budgets Budgets
+	refused Verdict // domain-budget verdict, decided when the host is first seen
+
+	urls     map[uint64]struct{} // keys of accepted URLs (budgets count these)
+	patterns map[uint64]int32    // accepted URLs per budget pattern
+	params   map[uint64]*valueSet
+	steps    map[uint64]*valueSet
+
+	observed    map[uint64]struct{} // URLs whose content was reported
+	content     map[uint64]*contentStats
+	marks       map[uint64]string // content patterns stopped, with their reasons
+	hostReports int
+	hostGroups  groups
+	stopped     string // reason the whole host was stopped, if it was
+}
+
+// valueSet is a small set of hashes; learned rules keep at most their limit
+// plus one values in it, so a linear scan is the fastest lookup.
+type valueSet struct{ v []uint64 }
+
+func (s *valueSet) has(x uint64) bool {
+	for _, y := range s.v {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// contentStats counts the content reports of one content pattern.
+type contentStats struct {
+	reports int
+	groups  groups
+}
+
+// groups clusters fingerprints that lie within the Hamming distance of a
+// group's first member. It keeps the eight largest groups seen.
+type groups [8]struct {
+	fp uint64
+	n  int32
+}
+
+// add counts fp into its group and returns the group's size and
+// representative fingerprint.
+func (g *groups) add(fp uint64, dist int) (int, uint64) {
+	free, smallest := -1, 0
+	for i := range g {
+		if g[i].n == 0 {
+			if free < 0 {
+				free = i
+			}
+			continue
+		}
+		if bits.OnesCount64(g[i].fp^fp) <= dist {
+			g[i].n++
+			return int(g[i].n), g[i].fp
+		}
+		if g[i].n < g[smallest].n || g[smallest].n == 0 {
+			smallest = i
+		}
+	}
+	if free < 0 {
+		if g[smallest].n > 1 {
+			return 1, fp // every group repeats already; keep them
+		}
+		free = smallest
+	}
+	g[free].fp, g[free].n = fp, 1
+	return 1, fp
+}
+
+// hostShard is one part of the host table: a map with an LRU list.
+type hostShard struct {
+	mu       sync.Mutex
+	m        map[string]*hostState
+	head     *hostState
+	tail     *hostState
+	maxHosts int
+	maxURLs  int // URL keys this shard may hold before evicting
+	urls     int // URL keys held
+}
+
+func (s *hostShard) init(maxHosts, maxURLs int) {
+	s.m = make(map[string]*hostState)
+	s.maxHosts, s.maxURLs = maxHosts, maxURLs
+}
+
+func shardOf(key string) int { return int(hashString(offset64, key) % numShards) }
+
+// host returns the state of host, creating it (and admitting it into its
+// registrable domain) when it is new. It requires that s.mu is held.
+func (s *hostShard) host(d *Detector, host string) *hostState {
+	if hs, ok := s.m[host]; ok {
+		s.touch(hs)
+		return hs
+	}
+	hs := &hostState{name: strings.Clone(host)}
+	dom := registrableDomain(hs.name)
+	hs.budgets = d.cfg.budgetsFor(hs.name, dom)
+	hs.refused = d.admitHost(hs.name, dom, hs.budgets)
+	s.m[hs.name] = hs
+	s.pushFront(hs)
+	for len(s.m) > s.maxHosts && s.tail != hs {
+		s.evict(s.tail)
+	}
+	return hs
+}
+
+// trim evicts least recently used hosts other than keep while the shard
+// holds more URL keys than it may.
+func (s *hostShard) trim(keep *hostState) {
+	for s.urls > s.maxURLs && s.tail != nil && s.tail != keep {
+		s.evict(s.tail)
+	}
+}
+
+func (s *hostShard) touch(hs *hostState) {
+	if s.head == hs {
+		return
+	}
+	s.unlink(hs)
+	s.pushFront(hs)
+}
+
+func (s *hostShard) pushFront(hs *hostState) {
+	hs.prev, hs.next = nil, s.head
+	if s.head != nil {
+		s.head.prev = hs
+	}
+	s.head = hs
+	if s.tail == nil {
+		s.tail = hs
+	}
+}
+
+func (s *hostShard) unlink(hs *hostState) {
+	if hs.prev != nil {
+		hs.prev.next = hs.next
+	} else {
+		s.head = hs.next
+	}
+	if hs.next != nil {
+		hs.next.prev = hs.prev
+	} else {
+		s.tail = hs.prev
+	}
+	hs.prev, hs.next = nil, nil
+}
+
+func (s *hostShard) evict(hs *hostState) {
+	s.unlink(hs)
+	delete(s.m, hs.name)
+	s.urls -= len(hs.urls)
+}
+
+// registrableDomain returns the eTLD+1 of host (without its port) per the
+// public suffix list, or "" for IP addresses and names without a dot.
+func registrableDomain(host string) string {
+	h := host
+	if strings.HasPrefix(h, "[") {
+		return "" // IPv6 literal
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	if !strings.Contains(h, ".") || net.ParseIP(h) != nil {
+		return ""
+	}
+	dom, err := publicsuffix.EffectiveTLDPlusOne(h)
+	if err != nil {
+		return ""
+	}
+	return dom
+}
+
+// domainState counts the hosts seen under one registrable domain.
+type domainState struct {
+	name       string
+	prev, next *domainState
+	hosts      map[uint64]struct{}
+	count      int
+	minted     map[uint64]int32 // hosts per folded subdomain pattern
+}
+
+// domainShard is one part of the domain table: a map with an LRU list.
+type domainShard struct {
+	mu         sync.Mutex
+	m          map[string]*domainState
+	head, tail *domainState
+	max        int
+}
+
+func (s *domainShard) init(max int) {
+	s.m = make(map[string]*domainState)
+	s.max = max
+}
+
+// domain returns the state of dom, creating it when new. It requires that
+// s.mu is held.
+func (s *domainShard) domain(dom string) *domainState {
+	ds, ok := s.m[dom]
+	if ok {
+		if s.head != ds {
+			s.unlink(ds)
+			s.pushFront(ds)
+		}
+		return ds
+	}
+	ds = &domainState{name: dom, hosts: make(map[uint64]struct{})}
+	s.m[dom] = ds
+	s.pushFront(ds)
+	for len(s.m) > s.max && s.tail != ds {
+		old := s.tail
+		s.unlink(old)
+		delete(s.m, old.name)
+	}
+	return ds
+}
+
+func (s *domainShard) pushFront(ds *domainState) {
+	ds.prev, ds.next = nil, s.head
+	if s.head != nil {
+		s.head.prev = ds
+	}
+	s.head = ds
+	if s.tail == nil {
+		s.tail = ds
+	}
+}
+
+func (s *domainShard) unlink(ds *domainState) {
+	if ds.prev != nil {
+		ds.prev.next = ds.next
+	} else {
+		s.head = ds.next
+	}
+	if ds.next != nil {
+		ds.next.prev = ds.prev
+	} else {
+		s.tail = ds.prev
+	}
+	ds.prev, ds.next = nil, nil
+}
+
+// admitHost counts a newly seen host into its registrable domain and
+// returns the domain-budget verdict for it. Blog platforms (blogspot.com,
+// github.io) are public suffixes, so their users' hosts are domains of their
+// own and never share a budget; a farm that mints subdomains of its own
+// domain does.
+func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
+	if dom == "" {
+		return Verdict{}
+	}
+	sh := &d.domains[shardOf(dom)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ds := sh.domain(dom)
+	hk := hashString(offset64, host)
+	if _, ok := ds.hosts[hk]; ok {
+		return Verdict{}
+	}
+	if b.DomainHosts >= 0 && ds.count >= b.DomainHosts {
+		return reject(RuleDomainBudget, dom+" reached its budget of "+itoa(b.DomainHosts)+" hosts")
+	}
+	name := host
+	if i := strings.LastIndexByte(name, ':'); i >= 0 && !strings.HasSuffix(name, "]") {
+		name = name[:i]
+	}
+	if sub, ok := strings.CutSuffix(name, "."+dom); ok && b.MintedHosts >= 0 {
+		if h := foldHash(offset64, sub); h != hashString(offset64, sub) {
+			if ds.minted == nil {
+				ds.minted = make(map[uint64]int32)
+			}
+			if int(ds.minted[h]) >= b.MintedHosts {
+				var sb strings.Builder
+				foldString(&sb, sub)
+				return reject(RuleDomainBudget, sb.String()+"."+dom+" reached its budget of "+
+					itoa(b.MintedHosts)+" minted hosts")
+			}
+			ds.minted[h]++
+		}
+	}
+	if len(ds.hosts) < maxDomainHostKeys {
+		ds.hosts[hk] = struct{}{}
+	}
+	ds.count++
+	return Verdict{}
+}
+
+// learned applies the rules that depend on what the detector has seen, and
+// records an accepted URL.
+func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
+	sh := &d.hosts[shardOf(u.host)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	hs := sh.host(d, u.host)
+	if hs.refused.Rejected() {
+		return hs.refused
+	}
+	if hs.stopped != "" {
+		return Verdict{Rule: RuleContentRepetition, Reason: hs.stopped}
+	}
+	if len(hs.marks) > 0 {
+		if r, ok := hs.marks[contentPatternHash(u)]; ok {
+			return Verdict{Rule: RuleContentRepetition, Reason: r}
+		}
+	}
+	key := urlKey(u)
+	if _, ok := hs.urls[key]; ok {
+		return Verdict{} // accepted before: counted once, accepted again
+	}
+	if v := d.calendarWalk(hs, u, ds, source); v.Rejected() {
+		return v
+	}
+	if v := d.growingParam(hs, u); v.Rejected() {
+		return v
+	}
+
+	b := hs.budgets
+	if b.Host >= 0 && len(hs.urls) >= b.Host {
+		return reject(RuleHostBudget, "host "+hs.name+" reached its budget of "+itoa(b.Host)+" URLs")
+	}
+	ph := patternHash(u)
+	count, tracked := hs.patterns[ph]
+	if b.Pattern >= 0 && int(count) >= b.Pattern {
+		return reject(RulePatternBudget, patternString(u)+" on "+hs.name+" reached its budget of "+itoa(b.Pattern)+" URLs")
+	}
+	if hs.urls == nil {
+		hs.urls = make(map[uint64]struct{})
+		hs.patterns = make(map[uint64]int32)
+	}
+	if len(hs.urls) < d.cfg.maxTrackedURLs {
+		hs.urls[key] = struct{}{}
+		sh.urls++
+		if tracked || len(hs.patterns) < maxPatternsPerHost {
+			hs.patterns[ph] = count + 1
+		}
+		sh.trim(hs)
+	}
+	return Verdict{}
+}
+
+// calendarWalk implements the second half of the calendar rule. A calendar
+// page links to the previous and next period, and those to theirs, without
+// end; a crawler walking such links sees a page of one shape link to the
+// same shape with another date. Lists of dates (an archive index) are not
+// walks and are not limited.
+func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, source string) Verdict {
+	max := d.cfg.maxCalendarSteps
+	if max < 0 || ds.n == 0 || source == "" {
+		return Verdict{}
+	}
+	var su parsedURL
+	if d.parse(&su, source).Rejected() || su.host != u.host {
+		return Verdict{}
+	}
+	var ss dateScan
+	scanDates(&su, &ss)
+	if ss.n == 0 {
+		return Verdict{}
+	}
+	shape := shapeHash(u, ds)
+	dk := dateKey(ds)
+	if shape != shapeHash(&su, &ss) || dk == dateKey(&ss) {
+		return Verdict{}
+	}
+	set := hs.steps[shape]
+	if set == nil {
+		if hs.steps == nil {
+			hs.steps = make(map[uint64]*valueSet)
+		}
+		dropOne(hs.steps, maxStepShapes)
+		set = &valueSet{}
+		hs.steps[shape] = set
+	}
+	if set.has(dk) {
+		return Verdict{}
+	}
+	if len(set.v) >= max {
+		return reject(RuleCalendar, itoa(len(set.v)+1)+" dates reached by walking "+shapeString(u, ds)+", limit "+itoa(max))
+	}
+	set.v = append(set.v, dk)
+	return Verdict{}
+}
+
+// growingParam implements the growing-param rule: a parameter whose value
+// is generated per link (a timestamp, a counter, a random token) makes every
+// link new while the page stays the same.
+func (d *Detector) growingParam(hs *hostState, u *parsedURL) Verdict {
+	max := d.cfg.maxParamValues
+	if max < 0 || u.query == "" {
+		return Verdict{}
+	}
+	key, val, ok := growingKey(u)
+	if !ok {
+		return Verdict{}
+	}
+	set := hs.params[key]
+	if set == nil {
+		if hs.params == nil {
+			hs.params = make(map[uint64]*valueSet)
+		}
+		dropOne(hs.params, maxParamKeys)
+		set = &valueSet{}
+		hs.params[key] = set
+	}
+	if set.has(val) {
+		return Verdict{}
+	}
+	if len(set.v) >= max {
+		return reject(RuleGrowingParam, growingDescription(u, len(set.v)+1)+", limit "+itoa(max))
+	}
+	set.v = append(set.v, val)
+	return Verdict{}
+}
+
+// dropOne removes an arbitrary entry when m has reached max entries.
+func dropOne(m map[uint64]*valueSet, max int) {
+	if len(m) < max {
+		return
+	}
+	for k := range m {
+		delete(m, k)
+		return
+	}
+}
+
+// observe records a content report for u.
+func (d *Detector) observe(u *parsedURL, fp uint64) Verdict {
+	sh := &d.hosts[shardOf(u.host)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	hs := sh.host(d, u.host)
+	if hs.refused.Rejected() {
+		return hs.refused
+	}
+	cp := contentPatternHash(u)
+	key := urlKey(u)
+	if _, seen := hs.observed[key]; !seen && hs.stopped == "" {
+		if hs.observed == nil {
+			hs.observed = make(map[uint64]struct{})
+		}
+		if len(hs.observed) < maxObserved {
+			hs.observed[key] = struct{}{}
+		}
+		d.countContent(hs, u, cp, fp)
+	}
+	if hs.stopped != "" {
+		return Verdict{Rule: RuleContentRepetition, Reason: hs.stopped}
+	}
+	if r, ok := hs.marks[cp]; ok {
+		return Verdict{Rule: RuleContentRepetition, Reason: r}
+	}
+	return Verdict{}
+}
+
+// countContent counts one fingerprint into its pattern's and its host's
+// groups, and stops the pattern or the host when one group of the same
+// content has become both large and the majority: a soft-404 or a mirrored
+// calendar answers most URLs alike, while a real site has a few
+// near-duplicates among many distinct pages.
+func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp uint64) {
+	dist := d.cfg.contentDist
+	if dist < 0 {
+		dist = 0
+	}
+	if r := d.cfg.contentRepeats; r > 0 {
+		st := hs.content[cp]
+		if st == nil && len(hs.content) < maxContentPatterns {
+			if hs.content == nil {
+				hs.content = make(map[uint64]*contentStats)
+			}
+			st = &contentStats{}
+			hs.content[cp] = st
+		}
+		if st != nil {
+			st.reports++
+			n, rep := st.groups.add(fp, dist)
+			if _, marked := hs.marks[cp]; !marked && n >= r && 2*n >= st.reports {
+				if hs.marks == nil {
+					hs.marks = make(map[uint64]string)
+				}
+				hs.marks[cp] = string(RuleContentRepetition) + ": " + itoa(n) + " URLs under " +
+					contentPatternString(u) + " served the same content (simhash " + hex64(rep) + ")"
+			}
+		}
+	}
+	if r := d.cfg.hostRepeats; r > 0 {
+		hs.hostReports++
+		n, rep := hs.hostGroups.add(fp, dist)
+		if n >= r && 2*n >= hs.hostReports {
+			hs.stopped = string(RuleContentRepetition) + ": " + itoa(n) + " URLs of " + hs.name +
+				" served the same content (simhash " + hex64(rep) + ")"
+		}
+	}
+}
+
+func hex64(x uint64) string {
+	s := strconv.FormatUint(x, 16)
+	return "0x" + strings.Repeat("0", 16-len(s)) + s
+}

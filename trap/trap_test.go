@@ -1,0 +1,386 @@
+package trap
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// now is the fixed clock of the tests.
+var now = time.Date(2025, time.November, 21, 12, 0, 0, 0, time.UTC)
+
+// TestStatelessRules checks each URL-only rule on a fresh detector: the rule
+// that fires (or none) and the exact reason users will log.
+func TestStatelessRules(t *testing.T) {
+	long := "http://example.com/" + strings.Repeat("a", 1990)
+	cases := []struct {
+		url    string
+		rule   Rule
+		reason string
+	}{
+		{"http://example.com/", RuleNone, ""},
+		{"https://Example.COM:443/a/b?x=1", RuleNone, ""},
+		{long, RuleURLLength, "url-length: 2009 characters, limit 2000"},
+		{"ftp://example.com/", RuleInvalid, `invalid-url: scheme "ftp" is not http or https`},
+		{"/relative/path", RuleInvalid, "invalid-url: not an absolute URL"},
+		{"http:///path", RuleInvalid, "invalid-url: no host"},
+		{"http://exa mple.com/", RuleInvalid, `invalid-url: host contains ' '`},
+		{"http://example.com" + strings.Repeat("/s", 21), RulePathDepth, "path-depth: 21 segments, limit 20"},
+		{"http://example.com" + strings.Repeat("/s", 20), RuleRepeatedSegments, `repeated-segments: "s" repeated 20 times in a row, limit 2`},
+		{"http://example.com/a/a/b", RuleNone, ""},
+		{"http://example.com/a/a/a/b", RuleRepeatedSegments, `repeated-segments: "a" repeated 3 times in a row, limit 2`},
+		{"http://example.com/x/a/b/a/b/y", RuleNone, ""},
+		{"http://example.com/x/a/b/a/b/a/b/y", RuleRepeatedSegments, `repeated-segments: "a/b" repeated 3 times in a row, limit 2`},
+		{"http://example.com/p/a/b/c/a/b/c/a/b/c/", RuleRepeatedSegments, `repeated-segments: "a/b/c" repeated 3 times in a row, limit 2`},
+		{"http://example.com/img/x/img/y/img/z", RuleNone, ""},
+		{"http://example.com/img/x/img/y/img/z/img", RuleRepeatedSegments, `repeated-segments: "img" occurs 4 times, limit 3`},
+		{"http://example.com/shop;jsessionid=0123ABCD", RuleSessionID, `session-id: parameter "jsessionid"`},
+		{"http://example.com/shop?PHPSESSID=k3j4h5", RuleSessionID, `session-id: parameter "PHPSESSID"`},
+		{"http://example.com/shop?ASPSESSIONIDQQGGQGPA=ABCDEF", RuleSessionID, `session-id: parameter "ASPSESSIONIDQQGGQGPA"`},
+		{"http://example.com/(S(lit3py55t21z5v55vlm25s55))/default.aspx", RuleSessionID, `session-id: path segment "(S(lit3py55t21z5v55vlm25s55))" is an ASP.NET session`},
+		{"http://example.com/story?sid=12345", RuleNone, ""},
+		{"http://example.com/story?sid=a81f9c0b2e", RuleSessionID, `session-id: parameter "sid"`},
+		{"http://example.com/?s=green+shoes", RuleNone, ""},
+		{"http://example.com/x?tok=3f786850e387550fdab836ed7e6dc881de23001b", RuleSessionID, `session-id: parameter "tok" holds a 40-character token`},
+		{"http://example.com/x?k=aGVsbG8gV29ybGQhIFRoaXMgaXMgYSB0b2tlbg2", RuleSessionID, `session-id: parameter "k" holds a 39-character token`},
+		{"http://example.com/x?id=550e8400-e29b-41d4-a716-446655440000", RuleNone, ""},
+		{"http://example.com/x?next=/some/long/path/to/a/page/somewhere", RuleNone, ""},
+		{"http://example.com/2025/11/21/storm-hits-coast", RuleNone, ""},
+		{"http://example.com/1999/05/01/archived-story", RuleNone, ""},
+		{"http://example.com/events/2031/01/", RuleCalendar, "calendar: date 2031-01 is more than 2 years after 2025-11"},
+		{"http://example.com/events/2027/11/", RuleNone, ""},
+		{"http://example.com/events/2027/12/", RuleCalendar, "calendar: date 2027-12 is more than 2 years after 2025-11"},
+		{"http://example.com/calendar/2031/", RuleCalendar, "calendar: date 2031 is more than 2 years after 2025-11"},
+		{"http://example.com/product/2031", RuleNone, ""},
+		{"http://example.com/cal?date=2031-01-01", RuleCalendar, "calendar: date 2031-01-01 is more than 2 years after 2025-11"},
+		{"http://example.com/cal?month=3&year=2031", RuleCalendar, "calendar: date 2031-03 is more than 2 years after 2025-11"},
+		{"http://example.com/cal?year=2026&month=3", RuleNone, ""},
+		{"http://example.com/cal?d=20310101", RuleCalendar, "calendar: date 2031-01-01 is more than 2 years after 2025-11"},
+		{"http://example.com/day/2031-01-15.html", RuleCalendar, "calendar: date 2031-01-15 is more than 2 years after 2025-11"},
+		{"http://example.com/calendar/1901/05/", RuleCalendar, "calendar: date 1901-05 is more than 30 years before 2025-11"},
+		{"http://example.com/1901/05/01/old-news", RuleNone, ""},
+		{"http://example.com/cal?date=1890-01-01", RuleCalendar, "calendar: date 1890-01-01 is more than 30 years before 2025-11"},
+	}
+	for _, c := range cases {
+		d := New(Config{})
+		v := d.JudgeAt(now, Candidate{URL: c.url})
+		if v.Rule != c.rule || v.Reason != c.reason {
+			t.Errorf("%s:\n got  %s %q\n want %s %q", c.url, v.Rule, v.Reason, c.rule, c.reason)
+		}
+		if v.Rejected() != (c.rule != RuleNone) {
+			t.Errorf("%s: Rejected() = %v", c.url, v.Rejected())
+		}
+		if c.rule != RuleNone && !strings.HasPrefix(v.Reason, string(c.rule)+": ") {
+			t.Errorf("%s: reason %q does not start with the rule name", c.url, v.Reason)
+		}
+	}
+}
+
+func TestHopDepth(t *testing.T) {
+	d := New(Config{MaxHops: 3})
+	if v := d.JudgeAt(now, Candidate{URL: "http://a.example/x", Depth: 3}); v.Rejected() {
+		t.Fatalf("depth 3: %v", v)
+	}
+	v := d.JudgeAt(now, Candidate{URL: "http://a.example/y", Depth: 4})
+	if v.Rule != RuleHopDepth || v.Reason != "hop-depth: 4 hops from a seed, limit 3" {
+		t.Fatalf("depth 4: %v", v)
+	}
+	if v := New(Config{}).JudgeAt(now, Candidate{URL: "http://a.example/y", Depth: 1000}); v.Rejected() {
+		t.Fatalf("hop depth is off by default: %v", v)
+	}
+}
+
+func TestRulesCanBeSwitchedOff(t *testing.T) {
+	d := New(Config{MaxURLLength: -1, MaxPathDepth: -1, MaxRepetitions: -1, MaxSegmentOccurrences: -1,
+		YearsAhead: -1, YearsBehind: -1, MinTokenLength: -1})
+	for _, u := range []string{
+		"http://example.com/" + strings.Repeat("a/", 2000),
+		"http://example.com/events/2099/01/",
+		"http://example.com/x?tok=3f786850e387550fdab836ed7e6dc881de23001b",
+	} {
+		if v := d.JudgeAt(now, Candidate{URL: u}); v.Rejected() {
+			t.Errorf("%.60s…: %v", u, v)
+		}
+	}
+}
+
+func TestCalendarWalk(t *testing.T) {
+	d := New(Config{})
+	src := "http://cal.example/events?date=2025-11-21"
+	accepted := 0
+	var last Verdict
+	// Walk forward one day at a time, as a crawler following "next day".
+	day := now
+	for i := 0; i < 20; i++ {
+		next := day.AddDate(0, 0, 1)
+		u := "http://cal.example/events?date=" + next.Format("2006-01-02")
+		last = d.JudgeAt(now, Candidate{URL: u, Source: src})
+		if last.Rejected() {
+			break
+		}
+		accepted++
+		src, day = u, next
+	}
+	if accepted != DefaultMaxCalendarSteps {
+		t.Fatalf("accepted %d steps, want %d", accepted, DefaultMaxCalendarSteps)
+	}
+	want := "calendar: 7 dates reached by walking /events?date={date}, limit 6"
+	if last.Rule != RuleCalendar || last.Reason != want {
+		t.Fatalf("got %q, want %q", last.Reason, want)
+	}
+	// An accepted step is accepted again when it is found again.
+	if v := d.JudgeAt(now, Candidate{URL: "http://cal.example/events?date=2025-11-22", Source: src}); v.Rejected() {
+		t.Fatalf("re-judging an accepted date: %v", v)
+	}
+	// A list of dates from an index page is not a walk.
+	for i := 0; i < 30; i++ {
+		u := fmt.Sprintf("http://cal.example/archive/2025/%02d/%02d/", 1+i%10, 1+i)
+		if v := d.JudgeAt(now, Candidate{URL: u, Source: "http://cal.example/archive/"}); v.Rejected() {
+			t.Fatalf("%s: %v", u, v)
+		}
+	}
+	// Path calendars walk too, and the shape names the date's place.
+	d = New(Config{MaxCalendarSteps: 2})
+	src = "http://cal.example/cal/2025/11/"
+	var v Verdict
+	for _, u := range []string{"http://cal.example/cal/2025/12/", "http://cal.example/cal/2026/1/", "http://cal.example/cal/2026/2/"} {
+		v = d.JudgeAt(now, Candidate{URL: u, Source: src})
+		src = u
+	}
+	if want := "calendar: 3 dates reached by walking /cal/{date}/, limit 2"; v.Reason != want {
+		t.Fatalf("got %q, want %q", v.Reason, want)
+	}
+}
+
+func TestGrowingParam(t *testing.T) {
+	d := New(Config{})
+	var v Verdict
+	n := 0
+	for i := 0; i < 20; i++ {
+		u := fmt.Sprintf("http://g.example/page?sort=new&t=%d", 1763726400+i*17)
+		v = d.JudgeAt(now, Candidate{URL: u, Source: "http://g.example/page?sort=new"})
+		if v.Rejected() {
+			break
+		}
+		n++
+	}
+	if n != DefaultMaxParamValues {
+		t.Fatalf("accepted %d values, want %d", n, DefaultMaxParamValues)
+	}
+	if want := `growing-param: "t" took 9 values on /page?sort=new&t={v}, limit 8`; v.Reason != want {
+		t.Fatalf("got %q, want %q", v.Reason, want)
+	}
+	// Pagination and vocabulary values are not volatile.
+	for i := 0; i < 200; i++ {
+		for _, u := range []string{
+			fmt.Sprintf("http://g.example/list?page=%d", i),
+			fmt.Sprintf("http://g.example/shop?color=c%s&size=%d", strings.Repeat("x", i%7), i),
+			fmt.Sprintf("http://g.example/item?id=%d", 100000+i),
+		} {
+			if v := d.JudgeAt(now, Candidate{URL: u}); v.Rejected() {
+				t.Fatalf("%s: %v", u, v)
+			}
+		}
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	d := New(Config{HostBudget: 50, PatternBudget: 10, Trusted: map[string]Budgets{
+		"big.example": {Host: 1000, Pattern: 500},
+		"trusted.org": {Pattern: -1},
+	}})
+	var v Verdict
+	n := 0
+	for i := 0; i < 100; i++ {
+		v = d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://shop.example/item/%d", i)})
+		if v.Rejected() {
+			break
+		}
+		n++
+		// Judging an accepted URL again must not count it twice.
+		if v2 := d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://shop.example/item/%d", i)}); v2.Rejected() {
+			t.Fatalf("second judgement: %v", v2)
+		}
+	}
+	if n != 10 || v.Reason != "pattern-budget: /item/{n} on shop.example reached its budget of 10 URLs" {
+		t.Fatalf("accepted %d, last %v", n, v)
+	}
+	for i := 0; i < 45; i++ {
+		v = d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://shop.example/p%c%c", 'a'+i%26, 'a'+i/26)})
+	}
+	if v.Reason != "host-budget: host shop.example reached its budget of 50 URLs" {
+		t.Fatalf("host budget: %v", v)
+	}
+	for i := 0; i < 600; i++ {
+		v = d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://big.example/item/%d", i)})
+		if v.Rejected() {
+			if i != 500 {
+				t.Fatalf("trusted host stopped at %d: %v", i, v)
+			}
+			break
+		}
+	}
+	for i := 0; i < 45; i++ { // above the pattern budget, within the host budget
+		if v := d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://www.trusted.org/item/%d", i)}); v.Rejected() {
+			t.Fatalf("trusted domain: %v", v)
+		}
+	}
+}
+
+func TestDomainBudget(t *testing.T) {
+	d := New(Config{DomainHostBudget: 20})
+	var v Verdict
+	n := 0
+	for i := 0; i < 50; i++ {
+		v = d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://u%d.farm.example/", i)})
+		if v.Rejected() {
+			break
+		}
+		n++
+	}
+	if n != DefaultMintedHostBudget || v.Reason != "domain-budget: u{n}.farm.example reached its budget of 8 minted hosts" {
+		t.Fatalf("accepted %d hosts, last %v", n, v)
+	}
+	// Hosts already admitted stay admitted.
+	if v := d.JudgeAt(now, Candidate{URL: "http://u3.farm.example/page"}); v.Rejected() {
+		t.Fatalf("admitted host: %v", v)
+	}
+	// Named subdomains count against the domain's host budget only.
+	n = 0
+	for _, lang := range strings.Fields("en de fr es it nl pl ru ja zh pt sv uk vi ar fa ca sr id no ko fi hu cs tr ro") {
+		v = d.JudgeAt(now, Candidate{URL: "http://" + lang + ".wiki.example/wiki/Main_Page"})
+		if v.Rejected() {
+			break
+		}
+		n++
+	}
+	if n != 20 || v.Reason != "domain-budget: wiki.example reached its budget of 20 hosts" {
+		t.Fatalf("accepted %d, last %v", n, v)
+	}
+	// Public suffixes keep blog platforms' users apart.
+	for i := 0; i < 50; i++ {
+		if v := d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://user%d.blogspot.com/", i)}); v.Rejected() {
+			t.Fatalf("blogspot user %d: %v", i, v)
+		}
+	}
+}
+
+func TestContentRepetition(t *testing.T) {
+	d := New(Config{})
+	const soft404 = 0x0123456789abcdef
+	for i := 0; i < 20; i++ {
+		// Distinct real pages on the same host.
+		u := fmt.Sprintf("http://s.example/docs/page-%c", 'a'+i)
+		if v := d.Observe(u, uint64(i)*0x9e3779b97f4a7c15); v.Rejected() {
+			t.Fatalf("distinct content: %v", v)
+		}
+	}
+	var v Verdict
+	n := 0
+	for i := 0; i < 10; i++ {
+		u := fmt.Sprintf("http://s.example/missing/x%c", 'a'+i)
+		if jv := d.JudgeAt(now, Candidate{URL: u}); jv.Rejected() {
+			v = jv
+			break
+		}
+		n++
+		// Near-identical content: a bit or two differ.
+		v = d.Observe(u, soft404^uint64(1)<<(i%3))
+	}
+	if n != DefaultContentRepeats {
+		t.Fatalf("fetched %d soft-404s, want %d", n, DefaultContentRepeats)
+	}
+	if want := "content-repetition: 5 URLs under /missing/{*} served the same content (simhash 0x0123456789abcdee)"; v.Reason != want {
+		t.Fatalf("got %q, want %q", v.Reason, want)
+	}
+	// The rest of the host is unaffected.
+	if v := d.JudgeAt(now, Candidate{URL: "http://s.example/docs/page-z"}); v.Rejected() {
+		t.Fatalf("other pattern: %v", v)
+	}
+	// A whole host answering everything alike is stopped.
+	d = New(Config{})
+	for i := 0; i < DefaultHostContentRepeats; i++ {
+		v = d.Observe(fmt.Sprintf("http://same.example/%c/%c", 'a'+i, 'a'+i), soft404)
+	}
+	if want := "content-repetition: 8 URLs of same.example served the same content (simhash 0x0123456789abcdef)"; v.Reason != want {
+		t.Fatalf("got %q, want %q", v.Reason, want)
+	}
+	if v := d.JudgeAt(now, Candidate{URL: "http://same.example/new"}); v.Rule != RuleContentRepetition {
+		t.Fatalf("stopped host: %v", v)
+	}
+	// A few duplicates among many distinct pages are not a trap.
+	d = New(Config{})
+	for i := 0; i < 100; i++ {
+		fp := uint64(i+1) * 0x9e3779b97f4a7c15
+		if i%10 == 0 {
+			fp = soft404
+		}
+		if v := d.Observe(fmt.Sprintf("http://real.example/item/%d", i), fp); v.Rejected() {
+			t.Fatalf("page %d: %v", i, v)
+		}
+	}
+}
+
+func TestStateIsBounded(t *testing.T) {
+	d := New(Config{MaxHosts: numShards, MaxTrackedURLs: 10 * numShards})
+	for i := 0; i < 5000; i++ {
+		d.JudgeAt(now, Candidate{URL: fmt.Sprintf("http://h%d.example/p/%d", i%500, i)})
+	}
+	hosts, urls := 0, 0
+	for i := range d.hosts {
+		sh := &d.hosts[i]
+		sh.mu.Lock()
+		hosts += len(sh.m)
+		for _, hs := range sh.m {
+			urls += len(hs.urls)
+		}
+		if sh.urls > sh.maxURLs+1 {
+			t.Errorf("shard %d holds %d URL keys, cap %d", i, sh.urls, sh.maxURLs)
+		}
+		sh.mu.Unlock()
+	}
+	if hosts > numShards {
+		t.Errorf("%d hosts kept, cap %d", hosts, numShards)
+	}
+	if urls > 10*numShards+numShards {
+		t.Errorf("%d URL keys kept", urls)
+	}
+	doms := 0
+	for i := range d.domains {
+		doms += len(d.domains[i].m)
+	}
+	if doms > numShards {
+		t.Errorf("%d domains kept, cap %d", doms, numShards)
+	}
+}
+
+// TestConcurrent runs judgements and reports from many goroutines; run with
+// -race. The host budget must hold exactly however the calls interleave.
+func TestConcurrent(t *testing.T) {
+	d := New(Config{HostBudget: 100})
+	var wg sync.WaitGroup
+	accepted := make([]int, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				u := fmt.Sprintf("http://c.example/w%d/p%d", w, i)
+				if !d.JudgeAt(now, Candidate{URL: u}).Rejected() {
+					accepted[w]++
+				}
+				d.Observe(u, uint64(i*8+w)*0x9e3779b97f4a7c15)
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, n := range accepted {
+		total += n
+	}
+	if total != 100 {
+		t.Fatalf("accepted %d URLs, budget 100", total)
+	}
+}
