@@ -23,6 +23,9 @@ type guardedDialer struct {
 	dns    *DNSCache
 	custom DialFunc
 	net    net.Dialer
+	// dialIP replaces net.DialContext for addresses that passed the guard;
+	// tests set it to prove that refused addresses are never dialled.
+	dialIP DialFunc
 }
 
 // DialContext implements DialFunc.
@@ -80,7 +83,11 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 			}
 			continue
 		}
-		conn, err := d.net.DialContext(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		dial := d.net.DialContext
+		if d.dialIP != nil {
+			dial = d.dialIP
+		}
+		conn, err := dial(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
 		if litErr != nil {
 			d.dns.ReportConnect(host, err)
 		}

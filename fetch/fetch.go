@@ -214,6 +214,7 @@ type Fetcher struct {
 	dns        *DNSCache
 	ownDNS     bool
 	pol        *Politeness
+	dialer     *guardedDialer
 	closed     atomic.Bool
 }
 
@@ -250,6 +251,7 @@ func New(cfg Config) (*Fetcher, error) {
 		rt = f.client.Transport
 	}
 	d := &guardedDialer{guard: f.guard, dns: f.dns, custom: cfg.DialContext, net: defaultDialer(cfg.ConnectTimeout)}
+	f.dialer = d
 	switch t := rt.(type) {
 	case nil:
 		f.transport = &http.Transport{

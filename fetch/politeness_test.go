@@ -1,0 +1,223 @@
+package fetch
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// visit acquires host at start (which must be allowed) and releases it at
+// end with o.
+func visit(t *testing.T, p *Politeness, host string, start, end time.Time, o Outcome) {
+	t.Helper()
+	if ok, at := p.TryAcquire(host, start); !ok {
+		t.Fatalf("TryAcquire(%s, %v) refused, retry at %v", host, start.Sub(t0), at.Sub(t0))
+	}
+	p.Release(host, start, end, o)
+}
+
+func TestPolitenessDefaultDelay(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1})
+	if got := p.ReadyAt("a.test", t0); !got.Equal(t0) {
+		t.Fatalf("unknown host ready at %v, want now", got)
+	}
+	visit(t, p, "a.test", t0, t0.Add(200*time.Millisecond), Outcome{Status: 200})
+	want := t0.Add(1200 * time.Millisecond)
+	if got := p.ReadyAt("a.test", t0.Add(300*time.Millisecond)); !got.Equal(want) {
+		t.Fatalf("ReadyAt = %v, want end + 1 s = %v", got.Sub(t0), want.Sub(t0))
+	}
+	if ok, at := p.TryAcquire("a.test", want.Add(-time.Nanosecond)); ok || !at.Equal(want) {
+		t.Fatalf("TryAcquire just before ready = %v, %v", ok, at.Sub(t0))
+	}
+	if ok, _ := p.TryAcquire("a.test", want); !ok {
+		t.Fatal("TryAcquire at ready time refused")
+	}
+	// Other hosts are unaffected.
+	if got := p.ReadyAt("b.test", t0); !got.Equal(t0) {
+		t.Fatalf("b.test ready at %v", got)
+	}
+}
+
+func TestPolitenessConcurrencyCap(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{Delay: -1, DelayFactor: -1, MaxConcurrent: 2})
+	for i := range 2 {
+		if ok, _ := p.TryAcquire("a.test", t0); !ok {
+			t.Fatalf("slot %d refused", i)
+		}
+	}
+	ok, at, released := p.tryAcquire("a.test", t0)
+	if ok || !at.IsZero() || released == nil {
+		t.Fatalf("third slot: ok=%v at=%v released=%v; want refused, zero time, a channel", ok, at, released)
+	}
+	p.Release("a.test", t0, t0, Outcome{Status: 200})
+	select {
+	case <-released:
+	default:
+		t.Fatal("Release did not signal waiters")
+	}
+	if ok, _ := p.TryAcquire("a.test", t0); !ok {
+		t.Fatal("slot not freed by Release")
+	}
+}
+
+func TestPolitenessStartSpacingWithConcurrency(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{Delay: time.Second, DelayFactor: -1, MaxConcurrent: 3})
+	if ok, _ := p.TryAcquire("a.test", t0); !ok {
+		t.Fatal("first refused")
+	}
+	// The second request may overlap the first but not start within Delay
+	// of it.
+	ok, at := p.TryAcquire("a.test", t0.Add(500*time.Millisecond))
+	if ok || at.Before(t0.Add(time.Second)) || at.After(t0.Add(time.Second+time.Millisecond)) {
+		t.Fatalf("second start: ok=%v at=%v, want refused until ~1 s", ok, at.Sub(t0))
+	}
+	if ok, _ := p.TryAcquire("a.test", t0.Add(time.Second)); !ok {
+		t.Fatal("second refused at 1 s")
+	}
+}
+
+func TestPolitenessCrawlDelay(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1, MaxCrawlDelay: 20 * time.Second})
+	p.SetCrawlDelay("a.test", 5*time.Second)
+	p.SetCrawlDelay("b.test", time.Hour)
+	visit(t, p, "a.test", t0, t0, Outcome{Status: 200})
+	visit(t, p, "b.test", t0, t0, Outcome{Status: 200})
+	if got := p.ReadyAt("a.test", t0); got.Sub(t0) != 5*time.Second {
+		t.Errorf("crawl-delay 5 s: ready after %v", got.Sub(t0))
+	}
+	if got := p.ReadyAt("b.test", t0); got.Sub(t0) != 20*time.Second {
+		t.Errorf("crawl-delay 1 h capped at 20 s: ready after %v", got.Sub(t0))
+	}
+}
+
+func TestPolitenessAdaptiveDelay(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{Delay: time.Second, DelayFactor: 5, MaxAdaptiveDelay: 30 * time.Second})
+	// A 2 s fetch → 10 s delay.
+	visit(t, p, "a.test", t0, t0.Add(2*time.Second), Outcome{Status: 200})
+	if got := p.Delay("a.test"); got != 10*time.Second {
+		t.Fatalf("delay after 2 s fetch = %v, want 10 s", got)
+	}
+	// A 100 ms fetch → 500 ms, below the 1 s floor.
+	now := t0.Add(12 * time.Second)
+	visit(t, p, "a.test", now, now.Add(100*time.Millisecond), Outcome{Status: 200})
+	if got := p.Delay("a.test"); got != time.Second {
+		t.Fatalf("delay after 100 ms fetch = %v, want the 1 s floor", got)
+	}
+	// A 60 s fetch → clamped to 30 s.
+	now = now.Add(2 * time.Second)
+	visit(t, p, "a.test", now, now.Add(time.Minute), Outcome{Status: 200})
+	if got := p.Delay("a.test"); got != 30*time.Second {
+		t.Fatalf("delay after 60 s fetch = %v, want 30 s cap", got)
+	}
+}
+
+func TestPolitenessRetryAfterBlocksOnlyThatHost(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1})
+	visit(t, p, "a.test", t0, t0, Outcome{Status: 429, RetryAfter: 120 * time.Second, HasRetryAfter: true})
+	if got := p.ReadyAt("a.test", t0); got.Sub(t0) != 120*time.Second {
+		t.Fatalf("a.test ready after %v, want 120 s", got.Sub(t0))
+	}
+	// Other hosts proceed at their normal pace meanwhile.
+	now := t0
+	for i := range 5 {
+		visit(t, p, "b.test", now, now, Outcome{Status: 200})
+		now = p.ReadyAt("b.test", now)
+		if i < 4 && now.Sub(t0) >= 120*time.Second {
+			t.Fatal("b.test was held back")
+		}
+	}
+	if ok, _ := p.TryAcquire("a.test", t0.Add(119*time.Second)); ok {
+		t.Fatal("a.test admitted before Retry-After elapsed")
+	}
+	if ok, _ := p.TryAcquire("a.test", t0.Add(120*time.Second)); !ok {
+		t.Fatal("a.test refused after Retry-After elapsed")
+	}
+}
+
+func TestPolitenessRetryAfterCapped(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1, MaxRetryAfter: 10 * time.Minute})
+	visit(t, p, "a.test", t0, t0, Outcome{Status: 503, RetryAfter: 48 * time.Hour, HasRetryAfter: true})
+	if got := p.ReadyAt("a.test", t0); got.Sub(t0) != 10*time.Minute {
+		t.Fatalf("ready after %v, want the 10 min cap", got.Sub(t0))
+	}
+}
+
+func TestPolitenessBackoff(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{
+		Delay: time.Second, DelayFactor: -1,
+		BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, ForgiveAfter: 10 * time.Minute,
+		Rand: func() float64 { return 0.5 }, // jitter factor exactly 1
+	})
+	now := t0
+	var got []time.Duration
+	for range 5 {
+		visit(t, p, "a.test", now, now, Outcome{Status: 503})
+		ready := p.ReadyAt("a.test", now)
+		got = append(got, ready.Sub(now))
+		now = ready
+	}
+	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("backoffs = %v, want %v", got, want)
+		}
+	}
+	// Interim failures (to be retried at once) do not back off.
+	visit(t, p, "b.test", t0, t0, Outcome{Err: errTotalTimeout, Interim: true})
+	if d := p.ReadyAt("b.test", t0).Sub(t0); d != time.Second {
+		t.Fatalf("interim failure blocked for %v, want only the delay", d)
+	}
+	// A 404 is not a failure.
+	visit(t, p, "c.test", t0, t0, Outcome{Status: 404})
+	if p.Failures("c.test") != 0 {
+		t.Fatal("404 counted as failure")
+	}
+	// After a quiet period the count is forgiven and backoff restarts at
+	// the base.
+	now = now.Add(10 * time.Minute)
+	visit(t, p, "a.test", now, now, Outcome{Status: 500})
+	if d := p.ReadyAt("a.test", now).Sub(now); d != time.Minute || p.Failures("a.test") != 1 {
+		t.Fatalf("after quiet period: backoff %v, failures %d; want 1 min, 1", d, p.Failures("a.test"))
+	}
+}
+
+func TestPolitenessBackoffJitter(t *testing.T) {
+	for _, c := range []struct {
+		r    float64
+		want time.Duration
+	}{{0, 45 * time.Second}, {0.999, 75*time.Second - 30*time.Millisecond}} {
+		p := NewPoliteness(PolitenessConfig{DelayFactor: -1, Rand: func() float64 { return c.r }})
+		visit(t, p, "a.test", t0, t0, Outcome{Status: 500})
+		if got := p.ReadyAt("a.test", t0).Sub(t0); got != c.want {
+			t.Errorf("rand %v: backoff %v, want %v", c.r, got, c.want)
+		}
+	}
+}
+
+func TestPolitenessBlockUntil(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{})
+	p.BlockUntil("a.test", t0.Add(time.Hour))
+	p.BlockUntil("a.test", t0.Add(time.Minute)) // never shortens
+	if got := p.ReadyAt("a.test", t0); got.Sub(t0) != time.Hour {
+		t.Fatalf("ready after %v, want 1 h", got.Sub(t0))
+	}
+}
+
+func TestPolitenessEviction(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{Delay: time.Second, DelayFactor: -1, MaxHosts: 8})
+	busy := "busy.test"
+	visit(t, p, busy, t0, t0, Outcome{Status: 200})
+	p.BlockUntil(busy, t0.Add(time.Hour))
+	for i := range 100 {
+		h := string(rune('a'+i%26)) + string(rune('a'+i/26)) + ".test"
+		visit(t, p, h, t0.Add(time.Duration(i)*2*time.Second), t0.Add(time.Duration(i)*2*time.Second), Outcome{Status: 200})
+	}
+	if p.Len() > 8 {
+		t.Fatalf("Len = %d, want ≤ 8", p.Len())
+	}
+	// A blocked host is never forgotten.
+	if got := p.ReadyAt(busy, t0.Add(200*time.Second)); got.Sub(t0) != time.Hour {
+		t.Fatalf("blocked host forgotten: ready after %v", got.Sub(t0))
+	}
+}
