@@ -19,7 +19,8 @@ var ErrNotHTTP = errors.New("crawltest: not an absolute http(s) URL")
 //     and drops an empty or default port (RFC 3986 §6.2.2.1, §6.2.3);
 //   - drops the fragment and any userinfo;
 //   - decodes percent-encoded unreserved characters and upper-cases the hex
-//     digits of the remaining escapes (RFC 3986 §6.2.2.1–6.2.2.2);
+//     digits of the remaining escapes (RFC 3986 §6.2.2.1–6.2.2.2); a '%'
+//     that starts no escape becomes "%25";
 //   - removes dot segments (RFC 3986 §5.2.4) and turns an empty path into
 //     "/";
 //   - drops tracking parameters (utm_*, gclid, fbclid, msclkid, mc_cid,
@@ -48,10 +49,24 @@ func Canonical(rawURL string) (string, error) {
 		authority = authority[i+1:]
 	}
 	host, port := authority, ""
-	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
+	if strings.HasPrefix(authority, "[") {
+		end := strings.IndexByte(authority, ']')
+		if end < 0 || end+1 < len(authority) && authority[end+1] != ':' {
+			return "", fmt.Errorf("%w: %q has a malformed IPv6 host", ErrNotHTTP, rawURL)
+		}
+		host = authority[:end+1]
+		if end+1 < len(authority) {
+			port = authority[end+2:]
+		}
+	} else if i := strings.IndexByte(authority, ':'); i >= 0 {
 		host, port = authority[:i], authority[i+1:]
 	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return "", fmt.Errorf("%w: %q has a malformed port", ErrNotHTTP, rawURL)
+		}
+	}
+	host = strings.TrimRight(strings.ToLower(host), ".")
 	if host == "" {
 		return "", fmt.Errorf("%w: %q has no host", ErrNotHTTP, rawURL)
 	}
@@ -88,10 +103,11 @@ func canonicalQuery(query string) string {
 	params := strings.Split(query, "&")
 	kept := params[:0]
 	for _, p := range params {
+		p = normalizeEscapes(p)
 		if p == "" || isTrackingParam(p) {
 			continue
 		}
-		kept = append(kept, normalizeEscapes(p))
+		kept = append(kept, p)
 	}
 	// The generator writes parameters in sorted order, so sorting folds
 	// reordered spellings back to it. Sorting is stable for equal keys.
@@ -132,8 +148,8 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// normalizeEscapes decodes escapes of unreserved characters and upper-cases
-// the hex digits of the others; malformed escapes are left alone.
+// normalizeEscapes decodes escapes of unreserved characters, upper-cases
+// the hex digits of the others and escapes a '%' that starts no escape.
 func normalizeEscapes(s string) string {
 	if strings.IndexByte(s, '%') < 0 {
 		return s
@@ -154,6 +170,12 @@ func normalizeEscapes(s string) string {
 				i += 2
 				continue
 			}
+		}
+		if s[i] == '%' {
+			// A stray '%' is written as "%25", so that a second pass
+			// cannot read it as the start of an escape.
+			b = append(b, "%25"...)
+			continue
 		}
 		b = append(b, s[i])
 	}
