@@ -1,0 +1,1240 @@
+// Package frontier decides what a crawler fetches next. It queues URLs by
+// priority and host, hands them out as leases when their host's politeness
+// clock allows, and settles every lease with an outcome: done, retry later,
+// failed, or recrawl at a later time.
+//
+// # Design
+//
+// The frontier follows Mercator's two-tier design (Heydon and Najork,
+// "Mercator: a scalable, extensible web crawler", WWW 1999; Najork and
+// Heydon, "High-performance web crawling", 2001):
+//
+//   - Front queues are F priority bands (Options.Bands, default 4). A
+//     Prioritizer puts every added URL into a band; BFS (by depth, the
+//     default) and OPIC (online page importance) are built in.
+//   - Back queues are per host: each host's URLs, ordered by band and then
+//     first in, first out. A host holds at most MaxLeasesPerHost (default 1)
+//     unsettled leases.
+//   - A heap orders hosts by the time they may next be contacted: the end of
+//     their last fetch plus the delay the Politeness model returns
+//     (fetch.Politeness fits; the default is FixedDelay(DefaultDelay)), or a
+//     BlockHost time.
+//
+// Band selection. Hosts whose time has come wait in one ready list per band
+// (the band of their best URL). Next picks a band by smooth weighted round
+// robin over the bands that have ready hosts: band b has weight
+// 2^(F-1-b) by default (8, 4, 2, 1 for four bands; Options.BandWeights
+// overrides), so when every band has ready hosts, band b receives
+// weight(b)/sum(weights) of the leases, and the lowest band still gets one
+// lease in fifteen: low bands slow down but are never starved. Within a band,
+// hosts are served in the order they became ready. Within a host, the best
+// band is always served first.
+//
+// A worker asks Next for a lease, fetches the URL and calls Done with the
+// outcome. A lease that is not settled before it expires (Options.LeaseTTL,
+// default 5 minutes; Extend prolongs it) goes back to its queue, and a late
+// Done reports ErrLeaseExpired; a lease settles at most once, so a queued URL
+// finishes once. Outcomes:
+//
+//   - OutcomeSuccess: done; queued again for a recrawl at Outcome.RecrawlAt
+//     or when the Schedule (FixedInterval, Adaptive) says.
+//   - OutcomeNotModified: a 304; like success with unchanged content.
+//   - OutcomeRetry: queued again after max(RetryAfter, exponential backoff)
+//     until MaxAttempts attempts were made, then dropped as failed.
+//   - OutcomeFailed: done, permanently.
+//
+// The frontier does not deduplicate: put a seen set (package bloom) in front
+// of Add, as Mercator puts its URL-seen test in front of the frontier.
+//
+// # Time
+//
+// Every scheduling decision is a pure function of the frontier's state and
+// an explicit time: AddAt, NextAt, DoneAt, ExtendAt take now. Add, Next, Done
+// and Extend are thin wrappers that read Options.Now (time.Now by default);
+// Next blocks until a lease is available or its context is done.
+//
+// # Storage
+//
+// With Options.Store nil the frontier keeps every URL in memory, in compact
+// per-host queues. With a Store (MemoryStore, storage/pebble, or a user's
+// own, checked by frontiertest.Run) every Add and every settle is written
+// before it returns, and concurrent calls share one write (group commit).
+// Only a bounded window of each host's URLs (Options.Window per band) and of
+// the delayed URLs (Options.DelayedWindow) is held in memory; the rest is read
+// through per-host cursors when the window drains. Leases are not stored: on
+// restart every URL that was leased but not settled is queued again.
+//
+// Store key layout:
+//
+//	"mseq"                         highest sequence number used
+//	"q" host 0x00 band(1) seq(8)   a queued URL; seq orders a band first in, first out
+//	"d" due(8) seq(8)              a URL waiting for its due time
+package frontier
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors returned by the frontier. They are matchable with errors.Is.
+var (
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("frontier: closed")
+	// ErrLeaseExpired is returned by Done and Extend for a lease whose
+	// time ran out; its URL went back to the queue.
+	ErrLeaseExpired = errors.New("frontier: lease expired")
+	// ErrLeaseSettled is returned by Done and Extend for a lease that was
+	// already settled.
+	ErrLeaseSettled = errors.New("frontier: lease already settled")
+	// ErrForeignLease is returned for a nil lease or a lease from another
+	// Frontier.
+	ErrForeignLease = errors.New("frontier: lease does not belong to this frontier")
+	// ErrInvalidEntry is returned by Add for an entry it cannot queue; the
+	// error says which entry and why.
+	ErrInvalidEntry = errors.New("frontier: invalid entry")
+	// ErrInvalidOutcome is returned by Done for an outcome with an unknown
+	// kind.
+	ErrInvalidOutcome = errors.New("frontier: invalid outcome")
+)
+
+// Entry is a URL to queue.
+type Entry struct {
+	// URL is the normalized URL (urlnorm.Normalize). Required.
+	URL string
+	// Host is the URL's host as urlnorm.Host returns it; politeness is
+	// kept per Host. When empty it is derived from URL (lower-cased host
+	// and port).
+	Host string
+	// Priority is an importance score for the Prioritizer; OPIC keeps a
+	// page's cash in it. It comes back in the Lease.
+	Priority float64
+	// Depth is the number of links from a seed (seeds are 0). Depths
+	// above 65535 are stored as 65535.
+	Depth int
+	// NotBefore is the earliest time to fetch the URL; zero means now.
+	NotBefore time.Time
+	// Meta is opaque data kept with the URL and returned in its Lease
+	// (at most 64 KiB).
+	Meta []byte
+}
+
+// OutcomeKind says how a lease ended.
+type OutcomeKind uint8
+
+// Outcome kinds.
+const (
+	// OutcomeSuccess: the URL was fetched.
+	OutcomeSuccess OutcomeKind = iota + 1
+	// OutcomeNotModified: a conditional fetch answered 304.
+	OutcomeNotModified
+	// OutcomeRetry: a transient failure; try again later.
+	OutcomeRetry
+	// OutcomeFailed: a permanent failure; never try again.
+	OutcomeFailed
+)
+
+// String returns the kind's name.
+func (k OutcomeKind) String() string {
+	switch k {
+	case OutcomeSuccess:
+		return "success"
+	case OutcomeNotModified:
+		return "not-modified"
+	case OutcomeRetry:
+		return "retry"
+	case OutcomeFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("OutcomeKind(%d)", uint8(k))
+}
+
+// Outcome is the result of a lease, given to Done.
+type Outcome struct {
+	Kind OutcomeKind
+	// Fingerprint identifies the content (for example a simhash
+	// fingerprint) so the Schedule can tell whether it changed; zero
+	// means unknown. OutcomeSuccess only.
+	Fingerprint uint64
+	// RecrawlAt, when set, queues the URL again at that time, overriding
+	// the Schedule. OutcomeSuccess and OutcomeNotModified.
+	RecrawlAt time.Time
+	// RetryAfter is the least time to wait before retrying (for example
+	// from a Retry-After header); the frontier waits at least its own
+	// backoff. OutcomeRetry only.
+	RetryAfter time.Duration
+}
+
+// Success returns an OutcomeSuccess with the content's fingerprint (zero if
+// unknown).
+func Success(fingerprint uint64) Outcome {
+	return Outcome{Kind: OutcomeSuccess, Fingerprint: fingerprint}
+}
+
+// NotModified returns an OutcomeNotModified.
+func NotModified() Outcome { return Outcome{Kind: OutcomeNotModified} }
+
+// Retry returns an OutcomeRetry that waits at least after.
+func Retry(after time.Duration) Outcome { return Outcome{Kind: OutcomeRetry, RetryAfter: after} }
+
+// Failed returns an OutcomeFailed.
+func Failed() Outcome { return Outcome{Kind: OutcomeFailed} }
+
+type leaseState uint8
+
+const (
+	leaseActive leaseState = iota
+	leaseSettling
+	leaseSettled
+	leaseExpired
+)
+
+// Lease is a URL handed to one worker until it is settled with Done or it
+// expires. Its exported fields are read-only.
+type Lease struct {
+	// ID identifies the lease within its Frontier.
+	ID uint64
+	// URL, Host, Depth, Priority and Meta are the entry's.
+	URL      string
+	Host     string
+	Depth    int
+	Priority float64
+	Meta     []byte
+	// Attempt counts earlier attempts that ended in OutcomeRetry.
+	Attempt int
+	// Fingerprint and Interval are the content fingerprint and recrawl
+	// interval recorded by the previous successful fetch; zero on a
+	// first fetch.
+	Fingerprint uint64
+	Interval    time.Duration
+	// Expires is when the lease runs out unless extended; Extend updates
+	// it.
+	Expires time.Time
+
+	f        *Frontier
+	h        *host
+	it       item
+	deadline int64
+	heapIdx  int
+	state    leaseState
+}
+
+// Options configures a Frontier. The zero value is a polite in-memory
+// frontier.
+type Options struct {
+	// Store persists the queue. Nil keeps everything in memory.
+	Store Store
+	// Bands is the number of priority bands, 1 to 16. Zero means 4.
+	Bands int
+	// BandWeights are the relative shares of leases given to each band
+	// when all have ready hosts (see the package documentation). Nil
+	// means 2^(Bands-1-b). Non-positive weights are raised to 1.
+	BandWeights []int
+	// Prioritizer assigns bands. Nil means BFS.
+	Prioritizer Prioritizer
+	// Politeness says when a host may be contacted again after a fetch.
+	// Nil means FixedDelay(DefaultDelay).
+	Politeness Politeness
+	// MaxLeasesPerHost bounds the unsettled leases of a host. Zero
+	// means 1.
+	MaxLeasesPerHost int
+	// LeaseTTL is how long a lease lasts. Zero means 5 minutes.
+	LeaseTTL time.Duration
+	// MaxAttempts is how many fetches of a URL may end in OutcomeRetry
+	// before it is dropped; at most 255. Zero means 5.
+	MaxAttempts int
+	// RetryBase and RetryMax bound the exponential retry backoff:
+	// attempt n waits RetryBase*2^(n-1), at most RetryMax. Zero means 30
+	// seconds and 1 hour.
+	RetryBase, RetryMax time.Duration
+	// Schedule decides recrawls of successful URLs. Nil means no recrawl
+	// unless an Outcome sets RecrawlAt.
+	Schedule Schedule
+	// Window is how many URLs of each band of each host are held in
+	// memory when a Store is set. Zero means 32.
+	Window int
+	// DelayedWindow is how many delayed URLs (retries, recrawls) are
+	// held in memory when a Store is set. Zero means 4096.
+	DelayedWindow int
+	// Now is the clock of the wrappers (Add, Next, Done, Extend,
+	// BlockHost). Nil means time.Now.
+	Now func() time.Time
+}
+
+// Stats is a snapshot of a frontier's counters.
+type Stats struct {
+	Hosts    int // hosts held in memory
+	InMemory int // queued URLs held in memory (all of them without a Store)
+	Delayed  int // of which waiting for a due time
+	Leased   int // unsettled leases
+
+	Added       uint64 // URLs accepted by Add
+	Leases      uint64 // leases handed out
+	Succeeded   uint64
+	NotModified uint64
+	Retried     uint64
+	Failed      uint64 // OutcomeFailed, and retries past MaxAttempts
+	Dropped     uint64 // of Failed: retries past MaxAttempts
+	Recrawls    uint64 // settled URLs queued again for a recrawl
+	Expired     uint64 // leases that expired
+	Corrupt     uint64 // undecodable store records skipped
+}
+
+// Frontier is a URL frontier. Its methods are safe for concurrent use.
+type Frontier struct {
+	store       Store
+	bands       int
+	weights     []int
+	prio        Prioritizer
+	polite      Politeness
+	maxLeases   int32
+	leaseTTL    time.Duration
+	maxAttempts int
+	retryBase   time.Duration
+	retryMax    time.Duration
+	recrawl     Schedule
+	window      int
+	dwindow     int
+	now         func() time.Time
+
+	commit committer
+
+	mu         sync.Mutex
+	closed     bool
+	hosts      map[string]*host
+	times      timeHeap
+	ready      []ring[readyRef]
+	wrr        []int
+	tok        uint32
+	leases     leaseHeap
+	delayed    delayedHeap
+	dcursor    dkey // delayed keys up to dcursor are in memory, leased or promoted
+	dmore      bool // the store may hold delayed keys after dcursor
+	appliedSeq uint64
+	seq        uint64 // sequence numbers without a Store
+	leaseID    uint64
+	notify     chan struct{}
+	stats      Stats
+}
+
+// New returns a Frontier. With a Store it reads the store's hosts (one seek
+// per host) and continues where an earlier frontier on the store stopped:
+// every URL that was queued or leased but not settled is queued.
+func New(opts Options) (*Frontier, error) {
+	f := &Frontier{
+		store:       opts.Store,
+		bands:       opts.Bands,
+		prio:        opts.Prioritizer,
+		polite:      opts.Politeness,
+		maxLeases:   int32(opts.MaxLeasesPerHost),
+		leaseTTL:    opts.LeaseTTL,
+		maxAttempts: opts.MaxAttempts,
+		retryBase:   opts.RetryBase,
+		retryMax:    opts.RetryMax,
+		recrawl:     opts.Schedule,
+		window:      opts.Window,
+		dwindow:     opts.DelayedWindow,
+		now:         opts.Now,
+		hosts:       make(map[string]*host),
+		dcursor:     dkey{due: math.MinInt64},
+	}
+	if f.bands == 0 {
+		f.bands = 4
+	}
+	if f.bands < 1 || f.bands > 16 {
+		return nil, fmt.Errorf("frontier: Bands %d out of range 1..16", opts.Bands)
+	}
+	if opts.BandWeights != nil && len(opts.BandWeights) != f.bands {
+		return nil, fmt.Errorf("frontier: %d BandWeights for %d bands", len(opts.BandWeights), f.bands)
+	}
+	f.weights = make([]int, f.bands)
+	for b := range f.weights {
+		if opts.BandWeights != nil {
+			f.weights[b] = max(opts.BandWeights[b], 1)
+		} else {
+			f.weights[b] = 1 << (f.bands - 1 - b)
+		}
+	}
+	if f.prio == nil {
+		f.prio = BFS{}
+	}
+	if f.polite == nil {
+		f.polite = FixedDelay(DefaultDelay)
+	}
+	if f.maxLeases <= 0 {
+		f.maxLeases = 1
+	}
+	if f.leaseTTL <= 0 {
+		f.leaseTTL = 5 * time.Minute
+	}
+	if f.maxAttempts <= 0 {
+		f.maxAttempts = 5
+	}
+	f.maxAttempts = min(f.maxAttempts, math.MaxUint8)
+	if f.retryBase <= 0 {
+		f.retryBase = 30 * time.Second
+	}
+	if f.retryMax <= 0 {
+		f.retryMax = time.Hour
+	}
+	if f.window <= 0 {
+		f.window = 32
+	}
+	if f.dwindow <= 0 {
+		f.dwindow = 4096
+	}
+	if f.now == nil {
+		f.now = time.Now
+	}
+	f.ready = make([]ring[readyRef], f.bands)
+	f.wrr = make([]int, f.bands)
+	f.commit.f = f
+	if f.store != nil {
+		if err := f.recover(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// recover rebuilds the host index from the store: the sequence high-water
+// mark, and every host that has queued URLs, found by seeking past one host
+// at a time. The URLs themselves stay in the store until their band's window
+// is loaded.
+func (f *Frontier) recover() error {
+	ctx := context.Background()
+	kvs, err := f.store.Scan(ctx, metaSeqKey, append(metaSeqKey[:len(metaSeqKey):len(metaSeqKey)], 0), 1)
+	if err != nil {
+		return fmt.Errorf("frontier: reading store: %w", err)
+	}
+	if len(kvs) == 1 {
+		if len(kvs[0].Value) != 8 {
+			return fmt.Errorf("%w: sequence record of %d bytes", ErrCorrupt, len(kvs[0].Value))
+		}
+		f.commit.seq = binary.BigEndian.Uint64(kvs[0].Value)
+	}
+	f.appliedSeq = f.commit.seq
+	f.dmore = true
+	start := []byte{kindQueued}
+	end := []byte{kindQueued + 1}
+	for {
+		kvs, err := f.store.Scan(ctx, start, end, 1)
+		if err != nil {
+			return fmt.Errorf("frontier: reading store: %w", err)
+		}
+		if len(kvs) == 0 {
+			return nil
+		}
+		name, band, _, err := parseQueuedKey(kvs[0].Key)
+		if err != nil {
+			return err
+		}
+		if checkHost(name) != nil {
+			return fmt.Errorf("%w: queued key with invalid host %q", ErrCorrupt, name)
+		}
+		h := f.hostFor(name)
+		if int(band) >= len(h.bands) {
+			// Written with more bands than configured now: keep them.
+			nb := make([]bandQueue, int(band)+1)
+			copy(nb, h.bands)
+			h.bands = nb
+		}
+		for b := int(band); b < len(h.bands); b++ {
+			h.bands[b].more = true
+		}
+		f.schedule(h, math.MinInt64)
+		start = append(hostPrefix(name)[:len(name)+1], 1)
+	}
+}
+
+// checkHost validates a host name for use in keys.
+func checkHost(h string) error {
+	if h == "" {
+		return errors.New("empty host")
+	}
+	if len(h) > maxHostBytes {
+		return fmt.Errorf("host of %d bytes", len(h))
+	}
+	for i := 0; i < len(h); i++ {
+		if h[i] <= ' ' || h[i] == 0x7f {
+			return fmt.Errorf("host %q contains a control or space byte", h)
+		}
+	}
+	return nil
+}
+
+// hostOf derives a host from a URL when the entry names none: the URL's
+// host and port, lower-cased. Callers should pass urlnorm.Host instead.
+func hostOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Host == "" {
+		return "", errors.New("URL has no host")
+	}
+	return strings.ToLower(u.Host), nil
+}
+
+// prepared is a validated Entry.
+type prepared struct {
+	host string
+	it   item
+	due  int64 // > now: delayed
+}
+
+func (f *Frontier) prepare(now int64, entries []Entry) ([]prepared, error) {
+	out := make([]prepared, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		if e.URL == "" {
+			return nil, fmt.Errorf("%w: entry %d: empty URL", ErrInvalidEntry, i)
+		}
+		if len(e.URL) > maxURLBytes {
+			return nil, fmt.Errorf("%w: entry %d: URL of %d bytes exceeds %d", ErrInvalidEntry, i, len(e.URL), maxURLBytes)
+		}
+		if len(e.Meta) > maxMetaBytes {
+			return nil, fmt.Errorf("%w: entry %d: metadata of %d bytes exceeds %d", ErrInvalidEntry, i, len(e.Meta), maxMetaBytes)
+		}
+		h := e.Host
+		if h == "" {
+			var err error
+			if h, err = hostOf(e.URL); err != nil {
+				return nil, fmt.Errorf("%w: entry %d: no host for %q: %v", ErrInvalidEntry, i, e.URL, err)
+			}
+		}
+		if err := checkHost(h); err != nil {
+			return nil, fmt.Errorf("%w: entry %d: %v", ErrInvalidEntry, i, err)
+		}
+		if e.Priority < 0 || math.IsNaN(e.Priority) || math.IsInf(e.Priority, 0) {
+			return nil, fmt.Errorf("%w: entry %d: priority %v is not a finite non-negative number", ErrInvalidEntry, i, e.Priority)
+		}
+		band := min(max(f.prio.Band(e, f.bands), 0), f.bands-1)
+		p := prepared{host: h, it: item{
+			url:   e.URL,
+			prio:  prio32(e.Priority),
+			depth: uint16(min(max(e.Depth, 0), math.MaxUint16)),
+			band:  uint8(band),
+		}}
+		if len(e.Meta) > 0 {
+			p.it.ext = &itemExt{meta: string(e.Meta)}
+		}
+		if !e.NotBefore.IsZero() {
+			if nb := e.NotBefore.UnixNano(); nb > now {
+				p.due = nb
+			}
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// Add queues entries: all of them or, on error, none. With a Store they are
+// durable when Add returns. Add reads the clock from Options.Now.
+func (f *Frontier) Add(entries ...Entry) error { return f.AddAt(f.now(), entries...) }
+
+// AddAt is Add at time now: entries whose NotBefore is after now wait for it.
+func (f *Frontier) AddAt(now time.Time, entries ...Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	n := now.UnixNano()
+	ps, err := f.prepare(n, entries)
+	if err != nil {
+		return err
+	}
+	if f.store == nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.closed {
+			return ErrClosed
+		}
+		for i := range ps {
+			f.seq++
+			ps[i].it.seq = f.seq
+			f.insert(&ps[i], n)
+		}
+		f.stats.Added += uint64(len(ps))
+		f.signal()
+		return nil
+	}
+	f.mu.Lock()
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	op := &pendingOp{
+		nseq: len(ps),
+		write: func(seq uint64, m []Mutation) []Mutation {
+			for i := range ps {
+				p := &ps[i]
+				p.it.seq = seq + uint64(i)
+				r := p.it.record(p.host)
+				if p.due != 0 {
+					m = append(m, Mutation{Key: delayedKey(p.due, p.it.seq), Value: appendRecord(nil, &r, true)})
+				} else {
+					m = append(m, Mutation{Key: queuedKey(p.host, p.it.band, p.it.seq), Value: appendRecord(nil, &r, false)})
+				}
+			}
+			return m
+		},
+		apply: func(uint64) {
+			for i := range ps {
+				f.insert(&ps[i], n)
+			}
+			f.stats.Added += uint64(len(ps))
+		},
+	}
+	return f.commit.submit(op)
+}
+
+// insert puts a newly added or written URL into memory. f.mu held.
+func (f *Frontier) insert(p *prepared, now int64) {
+	if p.due != 0 {
+		f.insertDelayed(delayedItem{it: p.it, host: p.host, due: p.due})
+		return
+	}
+	h := f.hostFor(p.host)
+	bq := &h.bands[p.it.band]
+	switch {
+	case f.store == nil:
+		bq.q.pushBack(p.it)
+		h.queued++
+	case p.it.seq <= bq.cursor:
+		// A window load already read it from the store.
+		return
+	case !bq.more && bq.q.len() < f.window:
+		bq.q.pushBack(p.it)
+		bq.cursor = p.it.seq
+		h.queued++
+	default:
+		bq.more = true
+	}
+	f.schedule(h, now)
+}
+
+// insertDelayed puts a URL with a due time into memory or leaves it to the
+// delayed window of the store. f.mu held.
+func (f *Frontier) insertDelayed(d delayedItem) {
+	if f.store == nil {
+		f.delayed.push(d)
+		return
+	}
+	k := dkey{d.due, d.it.seq}
+	switch {
+	case !f.dcursor.less(k):
+		// Below the window's end: a load skipped it as not yet applied.
+		f.delayed.push(d)
+	case !f.dmore && len(f.delayed) < f.dwindow:
+		f.delayed.push(d)
+		f.dcursor = k
+	default:
+		f.dmore = true
+	}
+}
+
+// hostFor returns the host named name, creating it. f.mu held.
+func (f *Frontier) hostFor(name string) *host {
+	h := f.hosts[name]
+	if h == nil {
+		h = &host{name: name, bands: make([]bandQueue, f.bands), heapIdx: -1, readyAt: math.MinInt64, blocked: math.MinInt64}
+		f.hosts[name] = h
+	}
+	return h
+}
+
+// schedule files h where it belongs after any change: in a ready list if it
+// may be leased at now, in the time heap if it must wait (or if it is idle
+// but its politeness time has not passed), or nowhere. f.mu held.
+func (f *Frontier) schedule(h *host, now int64) {
+	work := h.hasWork()
+	if !work || h.outstanding >= f.maxLeases {
+		h.readyTok = 0
+		if work || h.outstanding > 0 {
+			f.times.remove(h)
+			return
+		}
+		// Idle: keep the host (and its politeness time) until that time
+		// passes, then forget it.
+		if at := h.eligibleAt(); at > now {
+			f.times.upsert(h, at)
+			return
+		}
+		f.times.remove(h)
+		delete(f.hosts, h.name)
+		return
+	}
+	if at := h.eligibleAt(); at > now {
+		h.readyTok = 0
+		f.times.upsert(h, at)
+		return
+	}
+	f.times.remove(h)
+	if h.readyTok != 0 {
+		return
+	}
+	f.tok++
+	if f.tok == 0 {
+		f.tok = 1
+	}
+	h.readyTok = f.tok
+	b := min(h.bestBand(), f.bands-1)
+	f.ready[b].pushBack(readyRef{h: h, tok: h.readyTok})
+}
+
+// signal wakes the goroutines blocked in Next. f.mu held.
+func (f *Frontier) signal() {
+	if f.notify != nil {
+		close(f.notify)
+		f.notify = nil
+	}
+}
+
+// Next returns a lease on the best URL of a host that may be contacted now,
+// blocking until there is one or ctx is done. It reads the clock from
+// Options.Now; waiting uses real timers.
+func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
+	for {
+		now := f.now()
+		l, wake, ch, err := f.next(now, true)
+		if l != nil || err != nil {
+			return l, err
+		}
+		var timer *time.Timer
+		var tc <-chan time.Time
+		if !wake.IsZero() {
+			timer = time.NewTimer(wake.Sub(now))
+			tc = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil, ctx.Err()
+		case <-ch:
+		case <-tc:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// NextAt returns a lease on the best URL of a host that may be contacted at
+// now, if there is one. Otherwise it returns a nil lease and the time at
+// which one may become available (a host's politeness time, a delayed URL's
+// due time or a lease's expiry), or the zero time if nothing will happen
+// before the next Add or Done. It never blocks.
+func (f *Frontier) NextAt(now time.Time) (*Lease, time.Time, error) {
+	l, wake, _, err := f.next(now, false)
+	return l, wake, err
+}
+
+func (f *Frontier) next(now time.Time, wantCh bool) (*Lease, time.Time, <-chan struct{}, error) {
+	n := now.UnixNano()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, time.Time{}, nil, ErrClosed
+	}
+	f.expire(n)
+	if err := f.promote(n); err != nil {
+		return nil, time.Time{}, nil, err
+	}
+	for {
+		h := f.popReady()
+		if h == nil {
+			break
+		}
+		it, ok, err := f.take(h)
+		if err != nil {
+			f.schedule(h, n)
+			return nil, time.Time{}, nil, err
+		}
+		if !ok {
+			f.schedule(h, n)
+			continue
+		}
+		l := f.lease(h, it, n)
+		return l, time.Time{}, nil, nil
+	}
+	wake := f.wakeAt()
+	var ch chan struct{}
+	if wantCh {
+		if f.notify == nil {
+			f.notify = make(chan struct{})
+		}
+		ch = f.notify
+	}
+	if wake == math.MaxInt64 {
+		return nil, time.Time{}, ch, nil
+	}
+	return nil, time.Unix(0, wake), ch, nil
+}
+
+// lease hands out it from h. f.mu held.
+func (f *Frontier) lease(h *host, it item, now int64) *Lease {
+	f.leaseID++
+	l := &Lease{
+		ID:       f.leaseID,
+		URL:      it.url,
+		Host:     h.name,
+		Depth:    int(it.depth),
+		Priority: float64(it.prio),
+		Attempt:  int(it.attempts),
+		f:        f,
+		h:        h,
+		it:       it,
+		deadline: now + int64(f.leaseTTL),
+	}
+	if it.ext != nil {
+		if it.ext.meta != "" {
+			l.Meta = []byte(it.ext.meta)
+		}
+		l.Fingerprint = it.ext.fp
+		l.Interval = time.Duration(it.ext.interval)
+	}
+	l.Expires = time.Unix(0, l.deadline)
+	f.leases.push(l)
+	h.outstanding++
+	f.stats.Leases++
+	f.schedule(h, now)
+	return l
+}
+
+// expire returns the URLs of leases whose time ran out at now to their
+// queues. f.mu held.
+func (f *Frontier) expire(now int64) {
+	for len(f.leases) > 0 && f.leases[0].deadline <= now {
+		f.expireLease(f.leases[0])
+	}
+}
+
+func (f *Frontier) expireLease(l *Lease) {
+	f.leases.remove(l)
+	l.state = leaseExpired
+	h := l.h
+	h.outstanding--
+	h.bands[l.it.band].q.pushFront(l.it)
+	h.queued++
+	h.readyAt = max(h.readyAt, f.polite.ReadyAt(h.name, time.Unix(0, l.deadline)).UnixNano())
+	f.stats.Expired++
+	f.schedule(h, l.deadline)
+	f.signal()
+}
+
+// promote moves due delayed URLs into their hosts' queues and hosts whose
+// time has come into the ready lists. f.mu held.
+func (f *Frontier) promote(now int64) error {
+	for {
+		if len(f.delayed) == 0 {
+			if !f.dmore {
+				break
+			}
+			if err := f.loadDelayed(); err != nil {
+				return err
+			}
+			if len(f.delayed) == 0 {
+				break
+			}
+		}
+		if f.delayed[0].due > now {
+			break
+		}
+		d := f.delayed.pop()
+		h := f.hostFor(d.host)
+		if f.store != nil {
+			if d.it.ext == nil {
+				d.it.ext = &itemExt{}
+			}
+			d.it.ext.delayed = true
+			d.it.ext.due = d.due
+		}
+		if int(d.it.band) >= len(h.bands) {
+			d.it.band = uint8(len(h.bands) - 1)
+		}
+		// Due URLs (retries, recrawls) go to the head of their band:
+		// they have waited already.
+		h.bands[d.it.band].q.pushFront(d.it)
+		h.queued++
+		f.schedule(h, now)
+	}
+	for len(f.times) > 0 && f.times[0].heapAt <= now {
+		f.schedule(f.times[0], now)
+	}
+	return nil
+}
+
+// popReady picks a band by smooth weighted round robin among the bands with
+// ready hosts (nginx's algorithm: each band's credit grows by its weight,
+// the richest band is picked and pays the total), and returns the band's
+// longest-ready host. f.mu held.
+func (f *Frontier) popReady() *host {
+	total, best := 0, -1
+	for b := range f.ready {
+		r := &f.ready[b]
+		for r.len() > 0 && r.front().tok != r.front().h.readyTok {
+			r.popFront()
+		}
+		if r.len() == 0 {
+			continue
+		}
+		f.wrr[b] += f.weights[b]
+		total += f.weights[b]
+		if best < 0 || f.wrr[b] > f.wrr[best] {
+			best = b
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	f.wrr[best] -= total
+	ref := f.ready[best].popFront()
+	ref.h.readyTok = 0
+	return ref.h
+}
+
+// take removes h's best URL from memory, loading a band's window from the
+// store when it ran dry. f.mu held.
+func (f *Frontier) take(h *host) (item, bool, error) {
+	for b := range h.bands {
+		bq := &h.bands[b]
+		if bq.q.len() == 0 && bq.more {
+			if err := f.loadBand(h, b); err != nil {
+				return item{}, false, err
+			}
+		}
+		if bq.q.len() > 0 {
+			h.queued--
+			return bq.q.popFront(), true, nil
+		}
+	}
+	return item{}, false, nil
+}
+
+// loadBand reads the next window of band b of h from the store, through
+// the band's cursor. f.mu held.
+func (f *Frontier) loadBand(h *host, b int) error {
+	bq := &h.bands[b]
+	start := queuedKey(h.name, uint8(b), bq.cursor+1)
+	end := append(hostPrefix(h.name), uint8(b)+1)
+	kvs, err := f.store.Scan(context.Background(), start, end, f.window)
+	if err != nil {
+		return fmt.Errorf("frontier: reading queue of %s: %w", h.name, err)
+	}
+	bq.more = len(kvs) == f.window
+	for _, kv := range kvs {
+		_, _, seq, err := parseQueuedKey(kv.Key)
+		if err != nil {
+			f.stats.Corrupt++
+			continue
+		}
+		bq.cursor = max(bq.cursor, seq)
+		r, err := decodeRecord(kv.Value, false)
+		if err != nil {
+			f.stats.Corrupt++
+			continue
+		}
+		bq.q.pushBack(itemFromRecord(&r, uint8(b), seq))
+		h.queued++
+	}
+	return nil
+}
+
+// loadDelayed reads the next window of delayed URLs from the store. URLs
+// written by a group whose memory update has not run yet are skipped; that
+// update files them. f.mu held.
+func (f *Frontier) loadDelayed() error {
+	start := delayedKey(f.dcursor.due, f.dcursor.seq+1)
+	kvs, err := f.store.Scan(context.Background(), start, []byte{kindDelayed + 1}, f.dwindow)
+	if err != nil {
+		return fmt.Errorf("frontier: reading delayed URLs: %w", err)
+	}
+	f.dmore = len(kvs) == f.dwindow
+	for _, kv := range kvs {
+		due, seq, err := parseDelayedKey(kv.Key)
+		if err != nil {
+			f.stats.Corrupt++
+			continue
+		}
+		if seq > f.appliedSeq {
+			continue
+		}
+		f.dcursor = dkey{due, seq}
+		r, err := decodeRecord(kv.Value, true)
+		if err != nil {
+			f.stats.Corrupt++
+			continue
+		}
+		f.delayed.push(delayedItem{it: itemFromRecord(&r, r.band, seq), host: r.host, due: due})
+	}
+	return nil
+}
+
+// wakeAt is the earliest time something may become leasable without an Add
+// or Done; math.MaxInt64 if none. f.mu held.
+func (f *Frontier) wakeAt() int64 {
+	w := int64(math.MaxInt64)
+	if len(f.times) > 0 {
+		w = min(w, f.times[0].heapAt)
+	}
+	if len(f.delayed) > 0 {
+		w = min(w, f.delayed[0].due)
+	}
+	if len(f.leases) > 0 {
+		w = min(w, f.leases[0].deadline)
+	}
+	return w
+}
+
+// Done settles l with outcome o. With a Store the settlement is durable when
+// Done returns nil. It reads the clock from Options.Now.
+func (f *Frontier) Done(l *Lease, o Outcome) error { return f.DoneAt(f.now(), l, o) }
+
+// settlement is what a Done does to the queue.
+type settlement struct {
+	kind    OutcomeKind
+	requeue bool
+	next    item
+	due     int64
+	dropped bool
+}
+
+// DoneAt is Done at time now. It returns ErrLeaseExpired if the lease ran
+// out before now (its URL is queued again), ErrLeaseSettled if it was
+// settled already, and on a store error leaves the lease active so Done can
+// be called again.
+func (f *Frontier) DoneAt(now time.Time, l *Lease, o Outcome) error {
+	if o.Kind < OutcomeSuccess || o.Kind > OutcomeFailed {
+		return fmt.Errorf("%w: kind %d", ErrInvalidOutcome, o.Kind)
+	}
+	n := now.UnixNano()
+	f.mu.Lock()
+	if err := f.checkLease(l, n); err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	s := f.plan(l, o, n)
+	if f.store == nil {
+		if s.requeue {
+			f.seq++
+			s.next.seq = f.seq
+		}
+		f.settle(l, &s, n)
+		f.mu.Unlock()
+		return nil
+	}
+	l.state = leaseSettling
+	f.leases.remove(l)
+	f.mu.Unlock()
+
+	h := l.h
+	op := &pendingOp{
+		write: func(seq uint64, m []Mutation) []Mutation {
+			if l.it.ext != nil && l.it.ext.delayed {
+				m = append(m, Mutation{Key: delayedKey(l.it.ext.due, l.it.seq), Delete: true})
+			} else {
+				m = append(m, Mutation{Key: queuedKey(h.name, l.it.band, l.it.seq), Delete: true})
+			}
+			if s.requeue {
+				s.next.seq = seq
+				r := s.next.record(h.name)
+				m = append(m, Mutation{Key: delayedKey(s.due, seq), Value: appendRecord(nil, &r, true)})
+			}
+			return m
+		},
+		apply: func(uint64) { f.settle(l, &s, n) },
+		fail: func() {
+			l.state = leaseActive
+			f.leases.push(l)
+		},
+	}
+	if s.requeue {
+		op.nseq = 1
+	}
+	return f.commit.submit(op)
+}
+
+// checkLease reports why l cannot be settled or extended at now, expiring
+// it if its time ran out. f.mu held.
+func (f *Frontier) checkLease(l *Lease, now int64) error {
+	if f.closed {
+		return ErrClosed
+	}
+	if l == nil || l.f != f {
+		return ErrForeignLease
+	}
+	switch l.state {
+	case leaseSettled, leaseSettling:
+		return fmt.Errorf("%w: %s", ErrLeaseSettled, l.URL)
+	case leaseExpired:
+		return fmt.Errorf("%w: %s", ErrLeaseExpired, l.URL)
+	}
+	if now >= l.deadline {
+		f.expireLease(l)
+		return fmt.Errorf("%w: %s", ErrLeaseExpired, l.URL)
+	}
+	return nil
+}
+
+// plan decides what settling l with o does. f.mu held.
+func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
+	s := settlement{kind: o.Kind}
+	prev := l.it
+	switch o.Kind {
+	case OutcomeFailed:
+	case OutcomeRetry:
+		attempts := int(prev.attempts) + 1
+		if attempts >= f.maxAttempts {
+			s.dropped = true
+			break
+		}
+		backoff := f.retryBase << (attempts - 1)
+		if attempts > 30 || backoff > f.retryMax || backoff <= 0 {
+			backoff = f.retryMax
+		}
+		s.requeue = true
+		s.next = prev
+		s.next.attempts = uint8(attempts)
+		s.due = now + int64(max(backoff, o.RetryAfter))
+	case OutcomeSuccess, OutcomeNotModified:
+		var prevFP uint64
+		var prevInterval int64
+		if prev.ext != nil && prev.ext.recrawl {
+			prevFP, prevInterval = prev.ext.fp, prev.ext.interval
+		}
+		fp := prevFP
+		changed := true
+		if o.Kind == OutcomeNotModified {
+			changed = false
+		} else if o.Fingerprint != 0 {
+			fp = o.Fingerprint
+			changed = prevFP == 0 || prevFP != o.Fingerprint
+		}
+		var interval int64
+		switch {
+		case !o.RecrawlAt.IsZero():
+			s.due = o.RecrawlAt.UnixNano()
+			interval = max(s.due-now, 0)
+		case f.recrawl != nil:
+			interval = int64(f.recrawl.Next(time.Duration(prevInterval), changed))
+			if interval > 0 {
+				s.due = now + interval
+			}
+		}
+		if s.due == 0 {
+			break
+		}
+		s.requeue = true
+		s.next = prev
+		s.next.attempts = 0
+		s.next.ext = &itemExt{meta: prev.meta(), fp: fp, interval: interval, recrawl: true}
+	}
+	return s
+}
+
+// settle applies a settlement: the host's politeness clock restarts at now
+// and the URL is queued again or finished. f.mu held.
+func (f *Frontier) settle(l *Lease, s *settlement, now int64) {
+	f.leases.remove(l)
+	l.state = leaseSettled
+	h := l.h
+	h.outstanding--
+	h.readyAt = max(h.readyAt, f.polite.ReadyAt(h.name, time.Unix(0, now)).UnixNano())
+	switch s.kind {
+	case OutcomeSuccess:
+		f.stats.Succeeded++
+	case OutcomeNotModified:
+		f.stats.NotModified++
+	case OutcomeRetry:
+		if s.dropped {
+			f.stats.Failed++
+			f.stats.Dropped++
+		} else {
+			f.stats.Retried++
+		}
+	case OutcomeFailed:
+		f.stats.Failed++
+	}
+	if s.requeue {
+		if s.kind != OutcomeRetry {
+			f.stats.Recrawls++
+		}
+		s.next.band = min(s.next.band, uint8(f.bands-1))
+		f.insertDelayed(delayedItem{it: s.next, host: h.name, due: s.due})
+	}
+	f.schedule(h, now)
+	f.signal()
+}
+
+// Extend prolongs l to ttl from now (Options.Now).
+func (f *Frontier) Extend(l *Lease, ttl time.Duration) error { return f.ExtendAt(f.now(), l, ttl) }
+
+// ExtendAt prolongs l so that it expires at now+ttl. It returns
+// ErrLeaseExpired if the lease ran out before now.
+func (f *Frontier) ExtendAt(now time.Time, l *Lease, ttl time.Duration) error {
+	n := now.UnixNano()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkLease(l, n); err != nil {
+		return err
+	}
+	l.deadline = n + int64(max(ttl, 0))
+	l.Expires = time.Unix(0, l.deadline)
+	f.leases.fix(l)
+	return nil
+}
+
+// BlockHost keeps host from being leased before until (for example after
+// robots.txt answered 5xx, or a Retry-After on the whole host). Blocks only
+// extend: an earlier until than the current block is ignored. Blocks live in
+// memory only.
+func (f *Frontier) BlockHost(host string, until time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	h := f.hostFor(host)
+	h.blocked = max(h.blocked, until.UnixNano())
+	// Schedule as if at the beginning of time: the host goes to the time
+	// heap, and the next Next moves it back if the block is already over.
+	h.readyTok = 0
+	f.schedule(h, math.MinInt64)
+}
+
+// Stats returns a snapshot of the frontier's counters.
+func (f *Frontier) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.stats
+	s.Hosts = len(f.hosts)
+	s.Leased = len(f.leases)
+	for _, h := range f.hosts {
+		s.InMemory += int(h.queued)
+	}
+	s.Delayed = len(f.delayed)
+	s.InMemory += s.Delayed
+	return s
+}
+
+// Close stops the frontier: blocked Next calls and all later calls return
+// ErrClosed. It waits for writes in flight, so the Store may be closed after
+// it. Unsettled leases are not written anywhere: with a durable Store their
+// URLs are queued again by the next New. Close is idempotent.
+func (f *Frontier) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.signal()
+	f.mu.Unlock()
+	f.commit.close()
+	return nil
+}
