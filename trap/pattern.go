@@ -254,3 +254,51 @@ func growingDescription(u *parsedURL, n int) string {
 	}
 	return strings.Join(names, ", ") + " took " + itoa(n) + " values on " + b.String()
 }
+
+// paramHash hashes one name=value pair; querySum adds them up, so that the
+// hash of a query without one parameter is querySum minus its paramHash.
+func paramHash(name, value string) uint64 {
+	return mix(hashString(hashByte(hashString(offset64, name), '='), value))
+}
+
+func querySum(query string) uint64 {
+	var q uint64
+	it := params{rest: query, sep: '&'}
+	for it.next() {
+		q += paramHash(it.name, it.value)
+	}
+	return q
+}
+
+// paramValue returns the value of the first parameter called name.
+func paramValue(query, name string) (string, bool) {
+	it := params{rest: query, sep: '&'}
+	for it.next() {
+		if it.name == name {
+			return it.value, true
+		}
+	}
+	return "", false
+}
+
+// replaceParam writes u's path and query with name's value shown as {v}.
+func replaceParam(u *parsedURL, name string) string {
+	var b strings.Builder
+	b.WriteString(u.path)
+	it := params{rest: u.query, sep: '&'}
+	for k := 0; it.next(); k++ {
+		if k == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(it.name)
+		b.WriteByte('=')
+		if it.name == name {
+			b.WriteString("{v}")
+		} else {
+			b.WriteString(it.value)
+		}
+	}
+	return b.String()
+}

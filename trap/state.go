@@ -38,6 +38,8 @@ type hostState struct {
 	patterns map[uint64]int32    // accepted URLs per budget pattern
 	params   map[uint64]*valueSet
 	steps    map[uint64]*valueSet
+	repeats  map[uint64]*valueSet
+	growth   map[uint64]int32 // fewest parts seen per growing parameter
 
 	observed    map[uint64]struct{} // URLs whose content was reported
 	content     map[uint64]*contentStats
@@ -343,10 +345,20 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
 	if _, ok := hs.urls[key]; ok {
 		return Verdict{} // accepted before: counted once, accepted again
 	}
-	if v := d.calendarWalk(hs, u, ds, source); v.Rejected() {
+	// The page the link was found on matters to the walk rules; it is
+	// parsed only when the candidate could be part of a walk.
+	var src *parsedURL
+	var su parsedURL
+	if source != "" && (ds.n > 0 || u.query != "") && !d.parse(&su, source).Rejected() && su.host == u.host {
+		src = &su
+	}
+	if v := d.calendarWalk(hs, u, ds, src); v.Rejected() {
 		return v
 	}
-	if v := d.growingParam(hs, u); v.Rejected() {
+	if v := d.repeatingPath(hs, u, key); v.Rejected() {
+		return v
+	}
+	if v := d.growingParam(hs, u, src); v.Rejected() {
 		return v
 	}
 
@@ -379,34 +391,22 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
 // end; a crawler walking such links sees a page of one shape link to the
 // same shape with another date. Lists of dates (an archive index) are not
 // walks and are not limited.
-func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, source string) Verdict {
+func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, src *parsedURL) Verdict {
 	max := d.cfg.maxCalendarSteps
-	if max < 0 || ds.n == 0 || source == "" {
-		return Verdict{}
-	}
-	var su parsedURL
-	if d.parse(&su, source).Rejected() || su.host != u.host {
+	if max < 0 || ds.n == 0 || src == nil {
 		return Verdict{}
 	}
 	var ss dateScan
-	scanDates(&su, &ss)
+	scanDates(src, &ss)
 	if ss.n == 0 {
 		return Verdict{}
 	}
 	shape := shapeHash(u, ds)
 	dk := dateKey(ds)
-	if shape != shapeHash(&su, &ss) || dk == dateKey(&ss) {
+	if shape != shapeHash(src, &ss) || dk == dateKey(&ss) {
 		return Verdict{}
 	}
-	set := hs.steps[shape]
-	if set == nil {
-		if hs.steps == nil {
-			hs.steps = make(map[uint64]*valueSet)
-		}
-		dropOne(hs.steps, maxStepShapes)
-		set = &valueSet{}
-		hs.steps[shape] = set
-	}
+	set := learnSet(&hs.steps, shape, maxStepShapes)
 	if set.has(dk) {
 		return Verdict{}
 	}
@@ -420,43 +420,156 @@ func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, sourc
 // growingParam implements the growing-param rule: a parameter whose value
 // is generated per link (a timestamp, a counter, a random token) makes every
 // link new while the page stays the same.
-func (d *Detector) growingParam(hs *hostState, u *parsedURL) Verdict {
+func (d *Detector) growingParam(hs *hostState, u *parsedURL, src *parsedURL) Verdict {
 	max := d.cfg.maxParamValues
-	if max < 0 || u.query == "" {
+	if u.query == "" {
 		return Verdict{}
 	}
-	key, val, ok := growingKey(u)
-	if !ok {
-		return Verdict{}
-	}
-	set := hs.params[key]
-	if set == nil {
-		if hs.params == nil {
-			hs.params = make(map[uint64]*valueSet)
+	if key, val, ok := growingKey(u); ok && max >= 0 {
+		set := learnSet(&hs.params, key, maxParamKeys)
+		if !set.has(val) {
+			if len(set.v) >= max {
+				return reject(RuleGrowingParam, growingDescription(u, len(set.v)+1)+", limit "+itoa(max))
+			}
+			set.v = append(set.v, val)
 		}
-		dropOne(hs.params, maxParamKeys)
-		set = &valueSet{}
-		hs.params[key] = set
 	}
-	if set.has(val) {
+	max2 := d.cfg.maxParamGrowth
+	if max2 < 0 || src == nil || src.path != u.path || src.query == "" {
 		return Verdict{}
 	}
-	if len(set.v) >= max {
-		return reject(RuleGrowingParam, growingDescription(u, len(set.v)+1)+", limit "+itoa(max))
+	// A value that extends the value on the page it was found on by more
+	// parts (q=shoes → q=shoes+red → q=shoes+red+size-9 …): the parameter
+	// grows by a step per link. Faceted filters grow like this too, but
+	// only by as many steps as there are facets.
+	qc, qs := querySum(u.query), querySum(src.query)
+	it := params{rest: u.query, sep: '&'}
+	for it.next() {
+		others := qc - paramHash(it.name, it.value)
+		sv, ok := paramValue(src.query, it.name)
+		if !ok || sv == "" || len(it.value) <= len(sv) || !strings.HasPrefix(it.value, sv) ||
+			qs-paramHash(it.name, sv) != others {
+			continue
+		}
+		from, to := valueParts(sv), valueParts(it.value)
+		if to <= from {
+			continue
+		}
+		key := mix(hashString(offset64, u.path)^others) + mix(hashString(offset64, it.name))
+		if hs.growth == nil {
+			hs.growth = make(map[uint64]int32)
+		}
+		base, ok := hs.growth[key]
+		if !ok || int32(from) < base {
+			if !ok && len(hs.growth) >= maxParamKeys {
+				for k := range hs.growth {
+					delete(hs.growth, k)
+					break
+				}
+			}
+			base = int32(from)
+			hs.growth[key] = base
+		}
+		if g := to - int(base); g > max2 {
+			return reject(RuleGrowingParam, strconv.Quote(it.name)+" grew "+itoa(g)+" times on "+
+				replaceParam(u, it.name)+", limit "+itoa(max2))
+		}
 	}
-	set.v = append(set.v, val)
 	return Verdict{}
 }
 
-// dropOne removes an arbitrary entry when m has reached max entries.
-func dropOne(m map[uint64]*valueSet, max int) {
-	if len(m) < max {
-		return
+// valueParts counts the parts of a query value: words and list items
+// separated by '+', ',', ';', '|', '/', ' ' or their percent-encodings.
+func valueParts(v string) int {
+	n := 1
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '+', ',', ';', '|', '/', ' ':
+			n++
+		case '%':
+			if i+2 < len(v) {
+				switch strings.ToUpper(v[i+1 : i+3]) {
+				case "20", "2C", "3B", "7C", "2F", "2B":
+					n++
+					i += 2
+				}
+			}
+		}
 	}
-	for k := range m {
-		delete(m, k)
-		return
+	return n
+}
+
+// repeatingPath implements the learned half of the repeated-segments rule.
+// Relative links that nest a directory into itself (/loop/a/ → /loop/a/b/ →
+// /loop/a/b/a/ …) build paths from a few segments in ever new orders, which
+// the per-path limits cannot stop soon enough. So a host may have only a few
+// URLs whose path repeats a non-numeric segment and is made of one set of
+// segments. Real paths that repeat a word (src/main/…/main) add new words
+// as they go deeper and so fall into sets of their own.
+func (d *Detector) repeatingPath(hs *hostState, u *parsedURL, key uint64) Verdict {
+	max := d.cfg.maxRepeatingPaths
+	if max < 0 {
+		return Verdict{}
 	}
+	var set uint64 // order-independent hash of the distinct segments
+	repeats := false
+	for i, seg := range u.segs {
+		seen := false
+		for _, prev := range u.segs[:i] {
+			if prev == seg {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			set += mix(hashString(offset64, seg))
+		} else if _, num := digits(seg); !num {
+			repeats = true
+		}
+	}
+	if !repeats {
+		return Verdict{}
+	}
+	vs := learnSet(&hs.repeats, set, maxStepShapes)
+	if vs.has(key) {
+		return Verdict{}
+	}
+	if len(vs.v) >= max {
+		var names []string
+		for i, seg := range u.segs {
+			dup := false
+			for _, prev := range u.segs[:i] {
+				dup = dup || prev == seg
+			}
+			if !dup {
+				names = append(names, seg)
+			}
+		}
+		return reject(RuleRepeatedSegments, itoa(len(vs.v)+1)+" paths made of {"+strings.Join(names, ", ")+
+			"} repeat a segment, limit "+itoa(max))
+	}
+	vs.v = append(vs.v, key)
+	return Verdict{}
+}
+
+// learnSet returns the value set of key in *m, creating the map and the set
+// as needed; when the map is full an arbitrary entry makes room.
+func learnSet(m *map[uint64]*valueSet, key uint64, max int) *valueSet {
+	if set, ok := (*m)[key]; ok {
+		return set
+	}
+	if *m == nil {
+		*m = make(map[uint64]*valueSet)
+	}
+	if len(*m) >= max {
+		for k := range *m {
+			delete(*m, k)
+			break
+		}
+	}
+	set := &valueSet{}
+	(*m)[key] = set
+	return set
 }
 
 // observe records a content report for u.

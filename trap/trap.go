@@ -23,12 +23,14 @@
 //	hop-depth           hop-depth: 9 hops from a seed, limit 8
 //	repeated-segments   repeated-segments: "a/b" repeated 3 times in a row, limit 2
 //	                    repeated-segments: "img" occurs 4 times, limit 3
+//	                    repeated-segments: 3 paths made of {loop, a, b} repeat a segment, limit 2
 //	calendar            calendar: date 2031-01 is more than 2 years after 2025-11
 //	                    calendar: date 1901-05 is more than 30 years before 2025-11
 //	                    calendar: 7 dates reached by walking /events/{date}/, limit 6
 //	session-id          session-id: parameter "jsessionid"
 //	                    session-id: parameter "tok" holds a 40-character token
 //	growing-param       growing-param: "t" took 9 values on /page?t={v}, limit 8
+//	                    growing-param: "q" grew 3 times on /search?q={v}, limit 2
 //	host-budget         host-budget: host example.com reached its budget of 100000 URLs
 //	pattern-budget      pattern-budget: /item/{n} on example.com reached its budget of 10000 URLs
 //	domain-budget       domain-budget: example.com reached its budget of 1000 hosts
@@ -196,6 +198,11 @@ type Config struct {
 	// MaxSegmentOccurrences is how many times one segment may occur
 	// anywhere in a path (default 3).
 	MaxSegmentOccurrences int
+	// MaxRepeatingPaths is how many distinct URLs of a host that repeat
+	// a non-numeric segment may be made of one set of segments (default
+	// 2). Relative links that nest a directory into itself (/loop/a/b/a/…)
+	// branch faster than the limits above can stop them.
+	MaxRepeatingPaths int
 
 	// YearsAhead rejects dates more than this many years after now
 	// (default 2).
@@ -220,11 +227,18 @@ type Config struct {
 	// digits, or of base64 characters mixing upper case, lower case and
 	// digits, counts as a session token (default 32: an MD5 in hex).
 	MinTokenLength int
-	// MaxParamValues is how many distinct values a volatile query
-	// parameter (values mixing letters and digits, or numbers of ten
-	// digits or more, such as timestamps) may take while the rest of the
-	// URL stays the same (default 8).
+	// MaxParamValues is how many distinct values a query parameter may
+	// take while the rest of the URL stays the same, when the values are
+	// volatile: mixing letters and digits, or numbers of ten digits or
+	// more, such as timestamps (default 8). Values from a vocabulary
+	// (colours, sizes) and small numbers (pages, ids) are not limited.
 	MaxParamValues int
+	// MaxParamGrowth is how many parts (words or list items) a parameter
+	// may gain through a chain of links, each page linking to its own URL
+	// with the value extended, as search refinements do (q=a → q=a+b →
+	// q=a+b+c; default 2). Faceted filters that append one facet at a time
+	// stay within it.
+	MaxParamGrowth int
 
 	// HostBudget is the number of distinct URLs accepted per host
 	// (default 100000).
@@ -278,11 +292,13 @@ const (
 	DefaultMaxPathDepth          = 20
 	DefaultMaxRepetitions        = 2
 	DefaultMaxSegmentOccurrences = 3
+	DefaultMaxRepeatingPaths     = 2
 	DefaultYearsAhead            = 2
 	DefaultYearsBehind           = 30
 	DefaultMaxCalendarSteps      = 6
 	DefaultMinTokenLength        = 32
 	DefaultMaxParamValues        = 8
+	DefaultMaxParamGrowth        = 2
 	DefaultHostBudget            = 100_000
 	DefaultPatternBudget         = 10_000
 	DefaultDomainHostBudget      = 1000
@@ -307,29 +323,31 @@ func pick(v, def int) int {
 
 // settings is a Config with defaults resolved: -1 means off.
 type settings struct {
-	maxURLLength, maxPathDepth, maxHops       int
-	maxRepetitions, maxOccurrences            int
-	yearsAhead, yearsBehind, maxCalendarSteps int
-	minTokenLength, maxParamValues            int
-	budgets                                   Budgets
-	contentRepeats, hostRepeats, contentDist  int
-	maxHosts, maxTrackedURLs                  int
-	sessionParams                             []string
-	trusted                                   map[string]Budgets
+	maxURLLength, maxPathDepth, maxHops               int
+	maxRepetitions, maxOccurrences, maxRepeatingPaths int
+	yearsAhead, yearsBehind, maxCalendarSteps         int
+	minTokenLength, maxParamValues, maxParamGrowth    int
+	budgets                                           Budgets
+	contentRepeats, hostRepeats, contentDist          int
+	maxHosts, maxTrackedURLs                          int
+	sessionParams                                     []string
+	trusted                                           map[string]Budgets
 }
 
 func newSettings(c Config) settings {
 	s := settings{
-		maxURLLength:     pick(c.MaxURLLength, DefaultMaxURLLength),
-		maxPathDepth:     pick(c.MaxPathDepth, DefaultMaxPathDepth),
-		maxHops:          pick(c.MaxHops, -1),
-		maxRepetitions:   pick(c.MaxRepetitions, DefaultMaxRepetitions),
-		maxOccurrences:   pick(c.MaxSegmentOccurrences, DefaultMaxSegmentOccurrences),
-		yearsAhead:       pick(c.YearsAhead, DefaultYearsAhead),
-		yearsBehind:      pick(c.YearsBehind, DefaultYearsBehind),
-		maxCalendarSteps: pick(c.MaxCalendarSteps, DefaultMaxCalendarSteps),
-		minTokenLength:   pick(c.MinTokenLength, DefaultMinTokenLength),
-		maxParamValues:   pick(c.MaxParamValues, DefaultMaxParamValues),
+		maxURLLength:      pick(c.MaxURLLength, DefaultMaxURLLength),
+		maxPathDepth:      pick(c.MaxPathDepth, DefaultMaxPathDepth),
+		maxHops:           pick(c.MaxHops, -1),
+		maxRepetitions:    pick(c.MaxRepetitions, DefaultMaxRepetitions),
+		maxOccurrences:    pick(c.MaxSegmentOccurrences, DefaultMaxSegmentOccurrences),
+		maxRepeatingPaths: pick(c.MaxRepeatingPaths, DefaultMaxRepeatingPaths),
+		yearsAhead:        pick(c.YearsAhead, DefaultYearsAhead),
+		yearsBehind:       pick(c.YearsBehind, DefaultYearsBehind),
+		maxCalendarSteps:  pick(c.MaxCalendarSteps, DefaultMaxCalendarSteps),
+		minTokenLength:    pick(c.MinTokenLength, DefaultMinTokenLength),
+		maxParamValues:    pick(c.MaxParamValues, DefaultMaxParamValues),
+		maxParamGrowth:    pick(c.MaxParamGrowth, DefaultMaxParamGrowth),
 		budgets: Budgets{
 			Host:        pick(c.HostBudget, DefaultHostBudget),
 			Pattern:     pick(c.PatternBudget, DefaultPatternBudget),
