@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// resolveCase is one case of resolve.json (see the conformance README).
+type resolveCase struct {
+	ID       string   `json:"id"`
+	Source   string   `json:"source"`
+	Category string   `json:"category"`
+	Note     string   `json:"note"`
+	Tags     []string `json:"tags"`
+	Base     string   `json:"base"`
+	Ref      string   `json:"ref"`
+	Expected string   `json:"expected"`
+}
+
+func init() {
+	register("resolve", suite{run: runResolve, knownGaps: map[string]string{
+		"rfc3986.5_4_2.19": "urlnorm.Resolve follows the URL Standard, under which \"http:g\" with an http base is a " +
+			"relative reference giving \"http://a/b/c/g\" (the RFC's own backward-compatible reading, and what " +
+			"wpt.7, wpt.49, wpt.69 and wpt.96 require); the strict RFC result \"http:g\" contradicts those cases",
+	}})
+}
+
+func runResolve(data []byte) ([]result, error) {
+	cases, err := decodeCases[resolveCase](data)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]result, 0, len(cases))
+	for _, c := range cases {
+		got, err := urlnorm.ResolveString(c.Base, c.Ref)
+		switch {
+		case err != nil:
+			results = append(results, result{id: c.ID, detail: fmt.Sprintf("expected %s, got %s", quote(c.Expected), quote(err))})
+		case got != c.Expected:
+			results = append(results, result{id: c.ID, detail: fmt.Sprintf("expected %s, got %s", quote(c.Expected), quote(got))})
+		default:
+			results = append(results, result{id: c.ID, ok: true})
+		}
+	}
+	return results, nil
+}
