@@ -207,15 +207,19 @@ func contentPatternString(u *parsedURL) string {
 	return b.String()
 }
 
-// growingKey hashes u with its volatile query values (see isVolatile)
-// replaced by a placeholder, and separately hashes those values. ok is false
-// when u has no volatile value.
-func growingKey(u *parsedURL) (key, values uint64, ok bool) {
+// growingKey hashes u with its volatile query values replaced by a
+// placeholder, and separately hashes those values. A value is volatile when
+// it looks generated (isVolatile) or when its parameter has carried a
+// generated value on this path before (flagged), so that a random token
+// that happens to contain no digit is still counted. ok is false when u has
+// no volatile value. Newly seen volatile parameters are flagged in hs.
+func growingKey(u *parsedURL, hs *hostState) (key, values uint64, ok bool) {
 	var q uint64
+	ph0 := hashString(offset64, u.path)
 	it := params{rest: u.query, sep: '&'}
 	for it.next() {
 		ph := hashByte(hashString(offset64, it.name), '=')
-		if isVolatile(it.value) {
+		if hs.volatile(ph0, it.name, isVolatile(it.value)) {
 			ok = true
 			values += mix(hashString(ph, it.value))
 			ph = hashString(ph, "{v}")
@@ -227,15 +231,16 @@ func growingKey(u *parsedURL) (key, values uint64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	return mix(hashString(offset64, u.path) ^ q), values, true
+	return mix(ph0 ^ q), values, true
 }
 
 // growingDescription names the volatile parameters of u and its shape, for
 // a reason: `"t" took 9 values on /page?t={v}`.
-func growingDescription(u *parsedURL, n int) string {
+func growingDescription(u *parsedURL, hs *hostState, n int) string {
 	var names []string
 	var b strings.Builder
 	b.WriteString(u.path)
+	ph0 := hashString(offset64, u.path)
 	it := params{rest: u.query, sep: '&'}
 	for k := 0; it.next(); k++ {
 		if k == 0 {
@@ -245,7 +250,7 @@ func growingDescription(u *parsedURL, n int) string {
 		}
 		b.WriteString(it.name)
 		b.WriteByte('=')
-		if isVolatile(it.value) {
+		if hs.volatile(ph0, it.name, false) {
 			names = append(names, strconv.Quote(it.name))
 			b.WriteString("{v}")
 		} else {

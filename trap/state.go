@@ -39,7 +39,8 @@ type hostState struct {
 	params   map[uint64]*valueSet
 	steps    map[uint64]*valueSet
 	repeats  map[uint64]*valueSet
-	growth   map[uint64]int32 // fewest parts seen per growing parameter
+	growth   map[uint64]int32    // fewest parts seen per growing parameter
+	flagged  map[uint64]struct{} // (path, parameter) pairs seen with volatile values
 
 	observed    map[uint64]struct{} // URLs whose content was reported
 	content     map[uint64]*contentStats
@@ -47,6 +48,24 @@ type hostState struct {
 	hostReports int
 	hostGroups  groups
 	stopped     string // reason the whole host was stopped, if it was
+}
+
+// volatile reports whether parameter name on the path hashed to path is
+// volatile: now (and then flagged), or flagged before. It requires that the
+// shard's mutex is held.
+func (hs *hostState) volatile(path uint64, name string, now bool) bool {
+	k := mix(hashString(path, name))
+	if now {
+		if hs.flagged == nil {
+			hs.flagged = make(map[uint64]struct{})
+		}
+		if len(hs.flagged) < maxParamKeys {
+			hs.flagged[k] = struct{}{}
+		}
+		return true
+	}
+	_, ok := hs.flagged[k]
+	return ok
 }
 
 // valueSet is a small set of hashes; learned rules keep at most their limit
@@ -425,11 +444,11 @@ func (d *Detector) growingParam(hs *hostState, u *parsedURL, src *parsedURL) Ver
 	if u.query == "" {
 		return Verdict{}
 	}
-	if key, val, ok := growingKey(u); ok && max >= 0 {
+	if key, val, ok := growingKey(u, hs); ok && max >= 0 {
 		set := learnSet(&hs.params, key, maxParamKeys)
 		if !set.has(val) {
 			if len(set.v) >= max {
-				return reject(RuleGrowingParam, growingDescription(u, len(set.v)+1)+", limit "+itoa(max))
+				return reject(RuleGrowingParam, growingDescription(u, hs, len(set.v)+1)+", limit "+itoa(max))
 			}
 			set.v = append(set.v, val)
 		}

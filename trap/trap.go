@@ -36,7 +36,7 @@
 //	domain-budget       domain-budget: example.com reached its budget of 1000 hosts
 //	                    domain-budget: u{n}.example.com reached its budget of 8 minted hosts
 //	content-repetition  content-repetition: 5 URLs under /missing/{*} served the same content (simhash 0x…)
-//	                    content-repetition: 8 URLs of example.com served the same content (simhash 0x…)
+//	                    content-repetition: 5 URLs of example.com served the same content (simhash 0x…)
 //
 // Where a reason quotes a pattern, digit runs are written {n}, hexadecimal
 // identifiers and UUIDs {id}, the varying part {v}, {date} or {*}.
@@ -270,7 +270,7 @@ type Config struct {
 	ContentRepeats int
 	// HostContentRepeats is the same for a whole host: how many distinct
 	// URLs of a host must serve the same content, making up at least half
-	// of the host's reports, before the host is stopped (default 8).
+	// of the host's reports, before the host is stopped (default 5).
 	HostContentRepeats int
 	// ContentDistance is the largest Hamming distance between two 64-bit
 	// SimHash fingerprints that still counts as the same content
@@ -304,7 +304,7 @@ const (
 	DefaultDomainHostBudget      = 1000
 	DefaultMintedHostBudget      = 8
 	DefaultContentRepeats        = 5
-	DefaultHostContentRepeats    = 8
+	DefaultHostContentRepeats    = 5
 	DefaultContentDistance       = 3
 	DefaultMaxHosts              = 10_000
 	DefaultMaxTrackedURLs        = 2_000_000

@@ -304,7 +304,7 @@ func TestContentRepetition(t *testing.T) {
 	for i := 0; i < DefaultHostContentRepeats; i++ {
 		v = d.Observe(fmt.Sprintf("http://same.example/%c/%c", 'a'+i, 'a'+i), soft404)
 	}
-	if want := "content-repetition: 8 URLs of same.example served the same content (simhash 0x0123456789abcdef)"; v.Reason != want {
+	if want := "content-repetition: 5 URLs of same.example served the same content (simhash 0x0123456789abcdef)"; v.Reason != want {
 		t.Fatalf("got %q, want %q", v.Reason, want)
 	}
 	if v := d.JudgeAt(now, Candidate{URL: "http://same.example/new"}); v.Rule != RuleContentRepetition {
