@@ -391,13 +391,26 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	}
 	res := w.gen.resolve(hi, r)
 	end := w.acct.begin(hi, r, res)
-	defer end()
+	ended := false
+	ready := func() {
+		if !ended {
+			ended = true
+			end()
+		}
+	}
+	defer ready()
 	if w.cfg.OnRequest != nil {
 		w.cfg.OnRequest(r)
 	}
 	if w.cfg.Latency > 0 && !w.sleep(r.Context(), w.cfg.Latency) {
 		return
 	}
+	// The request stops counting as in flight once its response is
+	// ready, before any of it is written: a client cannot see the
+	// response before the server has recorded its end, so a client that
+	// waits for one response before sending the next request is never
+	// blamed for overlapping, whichever connection it uses.
+	ready()
 	w.gen.write(rw, r, hi, res)
 }
 

@@ -14,11 +14,13 @@ import (
 // Robots violations are judged per request against the rules the host's
 // robots.txt gives the product token of that request's User-Agent (RFC
 // 9309 §2.2.1). Politeness is judged per virtual host, with the time from
-// Config.Clock: a request that starts while MaxPerHost requests to its host
-// are in flight is a concurrency violation; a request that starts, with none
-// in flight, sooner than the host's required gap (the larger of
-// Config.MinGap and the Crawl-delay its robots.txt asks of the request's
-// agent) after the previous request ended is a spacing violation. Requests
+// Config.Clock. A request is in flight from its arrival until its response
+// is ready to be written (after Config.Latency); it ends at that moment. A
+// request that arrives while MaxPerHost requests to its host are in flight
+// is a concurrency violation; a request that arrives, with none in flight,
+// sooner than the host's required gap (the larger of Config.MinGap and the
+// Crawl-delay its robots.txt asks of the request's agent) after the
+// previous request ended is a spacing violation. Requests
 // for /robots.txt and to HostileHost are left out of the robots,
 // politeness and duplicate accounting.
 type Report struct {
