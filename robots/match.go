@@ -2,6 +2,7 @@ package robots
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -18,7 +19,7 @@ import (
 // along the URL path finds every rule whose prefix matches. Rules without a
 // remainder are decided by the walk alone; the few with one are tried only
 // if they could beat the best rule found so far, longest first, after a
-// byte-presence filter.
+// bigram filter.
 
 // crule is a compiled rule.
 type crule struct {
@@ -27,7 +28,7 @@ type crule struct {
 	allow    bool
 	anchored bool     // pattern ended with "$"
 	segs     []string // wildcard remainder: literal segments after the prefix, separated by "*"
-	mask     byteSet  // bytes that occur in segs
+	grams    []uint16 // a few bigram hashes that occur in segs (a cheap necessary condition)
 }
 
 // better reports whether a takes precedence over b: longer pattern first,
@@ -46,13 +47,17 @@ func (a *crule) better(b *crule) bool {
 // node is a radix tree node. The path from the root spells a canonical
 // literal prefix.
 type node struct {
-	label string  // edge label from the parent
-	first []byte  // first byte of each child's label, parallel to kids
-	kids  []*node //
-	pre   int32   // best rule whose whole pattern is this literal prefix (-1: none)
-	exact int32   // best rule "<this prefix>$" (-1: none)
-	wild  []int32 // rules with this literal prefix and a wildcard remainder, best first
+	label string   // edge label from the parent
+	first []byte   // first byte of each child's label, parallel to kids
+	kids  []*node  //
+	pre   int32    // best rule whose whole pattern is this literal prefix (-1: none)
+	exact int32    // best rule "<this prefix>$" (-1: none)
+	wild  []int32  // rules with this literal prefix and a wildcard remainder, best first
+	wkey  []uint16 // first bigram hash of each wild rule (noGram if none), parallel to wild
 }
+
+// noGram marks a wildcard rule without a bigram to filter on.
+const noGram = 0xFFFF
 
 type matcher struct {
 	root  node
@@ -99,15 +104,24 @@ func (m *matcher) add(r Rule, i int32) {
 			if s == "" {
 				continue // "**" is "*"
 			}
-			s = canon(s)
-			c.segs = append(c.segs, s)
-			c.mask.addString(s)
+			c.segs = append(c.segs, canon(s))
 		}
+		c.grams = pickGrams(c.segs)
 	}
+	ci := int32(len(m.rules))
 	m.rules = append(m.rules, c)
-	ci := int32(len(m.rules) - 1)
 	switch {
 	case wild:
+		// An identical wildcard rule already at this node makes one of the
+		// two redundant: keep the better.
+		for k, o := range n.wild {
+			if m.rules[o].sameMatch(&c) {
+				if c.better(&m.rules[o]) {
+					n.wild[k] = ci
+				}
+				return
+			}
+		}
 		n.wild = append(n.wild, ci)
 	case c.anchored:
 		if n.exact < 0 || c.better(&m.rules[n.exact]) {
@@ -118,6 +132,12 @@ func (m *matcher) add(r Rule, i int32) {
 			n.pre = ci
 		}
 	}
+}
+
+// sameMatch reports whether a and b match the same paths with the same
+// verdict (their literal prefixes being equal).
+func (a *crule) sameMatch(b *crule) bool {
+	return a.allow == b.allow && a.anchored == b.anchored && slices.Equal(a.segs, b.segs)
 }
 
 // specificity is the octet length of a pattern as written, counting each
@@ -176,6 +196,15 @@ func (m *matcher) sortWild(n *node) {
 	if len(n.wild) > 1 {
 		sort.Slice(n.wild, func(i, j int) bool { return m.rules[n.wild[i]].better(&m.rules[n.wild[j]]) })
 	}
+	if len(n.wild) > 0 {
+		n.wkey = make([]uint16, len(n.wild))
+		for k, ci := range n.wild {
+			n.wkey[k] = noGram
+			if g := m.rules[ci].grams; len(g) > 0 {
+				n.wkey[k] = g[0]
+			}
+		}
+	}
 	for _, c := range n.kids {
 		m.sortWild(c)
 	}
@@ -193,7 +222,7 @@ func (m *matcher) match(path string) int32 {
 		cands [8]cand
 		nc    int
 		best  int32 = -1
-		set   byteSet
+		set   gramSet
 		setOK bool
 	)
 	pick := func(ci int32) {
@@ -243,17 +272,22 @@ func (m *matcher) match(path string) int32 {
 
 // tryWild tries n's wildcard rules against path[pos:] and returns the new
 // best rule.
-func (m *matcher) tryWild(n *node, path string, pos int, best int32, set *byteSet, setOK *bool) int32 {
-	for _, ci := range n.wild {
+func (m *matcher) tryWild(n *node, path string, pos int, best int32, set *gramSet, setOK *bool) int32 {
+	if !*setOK {
+		set.addString(path)
+		*setOK = true
+	}
+	for k, ci := range n.wild {
+		// The compact key scan rejects most rules without touching them;
+		// skipping a rule that cannot match never changes the answer.
+		if h := n.wkey[k]; h != noGram && !set.has(h) {
+			continue
+		}
 		r := &m.rules[ci]
 		if best >= 0 && !r.better(&m.rules[best]) {
 			break // the rest are no better
 		}
-		if !*setOK {
-			set.addString(path)
-			*setOK = true
-		}
-		if !set.contains(&r.mask) {
+		if !set.hasAll(r.grams) {
 			continue
 		}
 		if globMatch(r.segs, r.anchored, path[pos:]) {
@@ -284,19 +318,54 @@ func globMatch(segs []string, anchored bool, s string) bool {
 	return true
 }
 
-// byteSet is a set of octets.
-type byteSet [4]uint64
+// gramSet is a 1024-bit set of hashed bigrams (pairs of adjacent octets).
+// A pattern segment can only occur in a path containing all its bigrams, so
+// checking a few of them rejects most non-matching wildcard rules with a few
+// bit tests instead of a substring search.
+type gramSet [16]uint64
 
-func (b *byteSet) addString(s string) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		b[c>>6] |= 1 << (c & 63)
+func gramHash(a, b byte) uint16 { return (uint16(a)*37 ^ uint16(b)*101) & 1023 }
+
+func (g *gramSet) addString(s string) {
+	for i := 1; i < len(s); i++ {
+		h := gramHash(s[i-1], s[i])
+		g[h>>6] |= 1 << (h & 63)
 	}
 }
 
-// contains reports whether every octet of o is in b.
-func (b *byteSet) contains(o *byteSet) bool {
-	return o[0]&^b[0] == 0 && o[1]&^b[1] == 0 && o[2]&^b[2] == 0 && o[3]&^b[3] == 0
+func (g *gramSet) has(h uint16) bool { return g[h>>6]&(1<<(h&63)) != 0 }
+
+func (g *gramSet) hasAll(hs []uint16) bool {
+	for _, h := range hs {
+		if g[h>>6]&(1<<(h&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// pickGrams chooses up to four bigram hashes of segs: the last and first
+// bigram of each segment (the ends of a pattern segment are what tells
+// similar rules apart, such as "/item1" and "/item2"), without repeats.
+func pickGrams(segs []string) []uint16 {
+	var out []uint16
+	add := func(h uint16) {
+		if len(out) < 4 && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, s := range segs {
+		if len(s) >= 2 {
+			add(gramHash(s[len(s)-2], s[len(s)-1]))
+			add(gramHash(s[0], s[1]))
+		}
+	}
+	for _, s := range segs {
+		for i := 1; i < len(s); i++ {
+			add(gramHash(s[i-1], s[i]))
+		}
+	}
+	return out
 }
 
 // Canonical form for comparison (RFC 9309 §2.2.2): octets that may not

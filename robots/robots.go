@@ -524,29 +524,26 @@ func (a *AgentRules) CrawlDelay() CrawlDelay {
 }
 
 // pathOf returns the path and query of target: an absolute URL loses its
-// scheme, authority and fragment; an empty path becomes "/".
+// scheme, authority and fragment; an empty path becomes "/". A target that
+// starts with "/" is a path, even "//x" (RequestURI of "http://h//x").
 func pathOf(target string) string {
 	s := target
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s = s[:i]
 	}
-	if s == "" || s[0] != '/' || len(s) > 1 && s[1] == '/' {
-		// Absolute URL ("scheme://authority/path"), network-path reference
-		// ("//authority/path"), or a bare query/empty string.
-		if i := strings.Index(s, "//"); i >= 0 && (i == 0 || isScheme(s[:i])) {
-			rest := s[i+2:]
-			j := strings.IndexAny(rest, "/?")
-			if j < 0 {
-				return "/"
-			}
-			s = rest[j:]
-		}
-		if s == "" {
+	if s != "" && s[0] == '/' {
+		return s
+	}
+	if i := strings.Index(s, "://"); i > 0 && isScheme(s[:i+1]) {
+		rest := s[i+3:]
+		j := strings.IndexAny(rest, "/?")
+		if j < 0 {
 			return "/"
 		}
-		if s[0] == '?' {
-			return "/" + s
-		}
+		s = rest[j:]
+	}
+	if s == "" || s[0] == '?' {
+		return "/" + s
 	}
 	return s
 }
