@@ -127,6 +127,10 @@ func (e *engine) appendHost(b []byte, h string, special bool, input string) ([]b
 						b = append(b, '.')
 					}
 				}
+			} else if strict && o.CanonicalIPv4 && endsInNumber(b[start:end]) {
+				// Browsers refuse such a host ("999.1.1.1", "1.2.3.4.5")
+				// and no DNS name ends in a numeric label.
+				return b, invalid(input, "invalid IPv4 address")
 			}
 		}
 	}
@@ -328,8 +332,17 @@ func endsInNumber(h []byte) bool {
 	if allDigits {
 		return true
 	}
-	_, ok := parseIPv4Number(last)
-	return ok
+	// Otherwise a syntactically valid IPv4 number ("0x1F"); its size does
+	// not matter here.
+	if len(last) < 2 || last[0] != '0' || last[1]|0x20 != 'x' {
+		return false
+	}
+	for _, c := range last[2:] {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // hasHexTail reports whether the last label of h starts with "0x", the

@@ -1,0 +1,267 @@
+package urlnorm
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/crawlkit/internal/urlcorpus"
+)
+
+type normCase struct {
+	in, want string
+}
+
+func checkNormalize(t *testing.T, o *Options, cases []normCase) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := o.Normalize(c.in)
+		if err != nil {
+			t.Errorf("Normalize(%q): unexpected error %v", c.in, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("Normalize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCrawlerProfile(t *testing.T) {
+	checkNormalize(t, &Crawler, []normCase{
+		// Tracking and session parameters, in the query and as path parameters.
+		{"http://example.com/a?x=1&utm_source=news&UTM_Medium=mail&gclid=abc", "http://example.com/a?x=1"},
+		{"http://example.com/a;jsessionid=0AB12?PHPSESSID=9&sid=3&page=2", "http://example.com/a?page=2"},
+		{"http://example.com/a;v=1;JSESSIONID=0AB12/b", "http://example.com/a;v=1/b"},
+		{"http://example.com/?utm_source=x", "http://example.com/"},
+		// Names that merely contain a listed name stay.
+		{"http://example.com/?side=1&usid=2&utm=3", "http://example.com/?side=1&usid=2&utm=3"},
+		// Path case, trailing slashes and index files are kept.
+		{"http://example.com/Docs/Index.html", "http://example.com/Docs/Index.html"},
+		{"http://example.com/Docs/", "http://example.com/Docs/"},
+		// Scheme-less input, host:port without a scheme.
+		{"example.com/a", "http://example.com/a"},
+		{"//example.com/a", "http://example.com/a"},
+		{"example.com:8080/x", "http://example.com:8080/x"},
+		{"localhost:3000", "http://localhost:3000/"},
+		// URL Standard parsing: slashes after the scheme, backslashes.
+		{"http:example.com", "http://example.com/"},
+		{`http:\\example.com\a\b`, "http://example.com/a/b"},
+		{"  http://example.com/a\tb\n  ", "http://example.com/ab"},
+		// IP address forms.
+		{"http://0x7f.1/", "http://127.0.0.1/"},
+		{"http://2130706433/", "http://127.0.0.1/"},
+		{"http://0177.0.0.01/", "http://127.0.0.1/"},
+		{"http://[0:0::1]:8080/", "http://[::1]:8080/"},
+		{"http://[2001:DB8:0:0:0:0:0:1]/", "http://[2001:db8::1]/"},
+		// Host escapes, IDN, trailing dot, default and padded ports.
+		{"http://ex%41mple.com/", "http://example.com/"},
+		{"http://Bücher.DE./", "http://xn--bcher-kva.de/"},
+		{"https://example.com:0443/", "https://example.com/"},
+		{"http://example.com:08080/", "http://example.com:8080/"},
+		// Escapes: "%2e" segments are dot segments once decoded.
+		{"http://example.com/a/%2E%2e/b", "http://example.com/b"},
+		{"http://example.com/%7euser/%e6%97%a5", "http://example.com/~user/%E6%97%A5"},
+		{"http://example.com/?q=%7e%2f", "http://example.com/?q=~%2F"},
+		{"http://example.com/日本?q=ü", "http://example.com/%E6%97%A5%E6%9C%AC?q=%C3%BC"},
+		// Sorting is by name, then value, and keeps '+' and escapes as they are.
+		{"http://example.com/?b=2&a=2&a=1&c", "http://example.com/?a=1&a=2&b=2&c"},
+		{"http://example.com/?a.b=1&a=2", "http://example.com/?a=2&a.b=1"},
+	})
+}
+
+func TestAggressiveProfile(t *testing.T) {
+	checkNormalize(t, &Aggressive, []normCase{
+		{"HTTP://Example.COM:80/Page/", "http://example.com/page"},
+		{"http://example.com/Docs/Index.HTML", "http://example.com/docs"},
+		{"http://example.com/a/index.html/", "http://example.com/a"},
+		{"http://example.com/a/index.html/index.php", "http://example.com/a"},
+		{"http://example.com/index.html", "http://example.com/"},
+		{"http://example.com/%41B/", "http://example.com/ab"},
+		{"http://example.com/indexes.html", "http://example.com/indexes.html"},
+		{"http://example.com/index.shtml5", "http://example.com/index.shtml5"},
+	})
+}
+
+func TestSafeProfile(t *testing.T) {
+	checkNormalize(t, &Safe, []normCase{
+		{"HTTP://User:Pw@Example.COM:80/a/../B/?#Frag", "http://User:Pw@example.com/B/?#Frag"},
+		{"http://example.com/?b=1&a=2&utm_source=x", "http://example.com/?b=1&a=2&utm_source=x"},
+		{"http://example.com//a//", "http://example.com//a//"},
+		{"http://example.com./", "http://example.com./"},
+		{"FTP://Example.com:21/a/./b", "ftp://example.com/a/b"},
+		{"http://example.com/a b#c d", "http://example.com/a%20b#c%20d"},
+	})
+	if _, err := Safe.Normalize("example.com/a"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Safe accepted a URL without a scheme (err %v)", err)
+	}
+}
+
+func TestSafeBrowsingProfile(t *testing.T) {
+	// From Google Safe Browsing "URLs and Hashing", canonicalization
+	// examples not in the shared suite.
+	checkNormalize(t, &SafeBrowsing, []normCase{
+		{"http://host/%25%32%35", "http://host/%25"},
+		{"http://host/%25%32%35%25%32%35", "http://host/%25%25"},
+		{"http://host/%2525252525252525", "http://host/%25"},
+		{"http://www.google.com/blah/..", "http://www.google.com/"},
+		{"http://www.GOOgle.com/", "http://www.google.com/"},
+		{"http://3279880203/blah", "http://195.127.0.11/blah"},
+		{"http://www.evil.com/blah#frag", "http://www.evil.com/blah"},
+		{"http://\x01\x80.com/", "http://%01%80.com/"},
+		{"http://www.google.com/q?", "http://www.google.com/q?"},
+		{"http://www.google.com/%2E/a", "http://www.google.com/a"},
+	})
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		in       string
+		sentinel error
+		reason   string
+	}{
+		{"mailto:someone@example.com", ErrUnsupportedScheme, "unsupported scheme"},
+		{"javascript:void(0)", ErrUnsupportedScheme, "unsupported scheme"},
+		{"data:text/plain,hi", ErrUnsupportedScheme, "unsupported scheme"},
+		{"ftp://example.com/", ErrUnsupportedScheme, "unsupported scheme"},
+		{"", ErrInvalid, "empty URL"},
+		{"/relative/path", ErrInvalid, "without a host"},
+		{"http://", ErrInvalid, "empty host"},
+		{"http:///", ErrInvalid, "empty host"},
+		{"http://user@/", ErrInvalid, "missing host"},
+		{"http://example.com:99999/", ErrInvalid, "port out of range"},
+		{"http://example.com:80a/", ErrInvalid, "invalid port"},
+		{"http://[::1/", ErrInvalid, "unterminated IPv6"},
+		{"http://[::1]x/", ErrInvalid, "after IPv6"},
+		{"http://[fe80::1%25eth0]/", ErrInvalid, "zone identifier"},
+		{"http://[1.2.3.4]/", ErrInvalid, "invalid IPv6"},
+		{"http://exa mple.com/", ErrInvalid, "forbidden character"},
+		{"http://a%2Fb.com/", ErrInvalid, "forbidden character"},
+		{"http://abc%FEdef.org/", ErrInvalid, "not valid UTF-8"},
+		{"http://xn--a.com/", ErrInvalid, "internationalized host"},
+		{"http://999.1.1.1/", ErrInvalid, "invalid IPv4"},
+		{"http://example.com/" + strings.Repeat("a", DefaultMaxLength), ErrTooLong, "longer than 8192"},
+	}
+	for _, c := range cases {
+		_, err := Normalize(c.in)
+		if err == nil {
+			t.Errorf("Normalize(%.60q) succeeded, want %v", c.in, c.sentinel)
+			continue
+		}
+		if !errors.Is(err, c.sentinel) {
+			t.Errorf("Normalize(%.60q) = %v, want it to match %v", c.in, err, c.sentinel)
+		}
+		if !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("Normalize(%.60q) error %q does not say %q", c.in, err, c.reason)
+		}
+		var ue *Error
+		if !errors.As(err, &ue) || ue.Input == "" && c.in != "" {
+			t.Errorf("Normalize(%.60q) error %v is not an *Error with the input", c.in, err)
+		}
+		if len(ue.Input) > maxErrorInput+3 {
+			t.Errorf("error keeps %d bytes of input", len(ue.Input))
+		}
+	}
+	if !errors.Is(ErrTooLong, ErrInvalid) {
+		t.Error("ErrTooLong does not match ErrInvalid")
+	}
+	if errors.Is(ErrUnsupportedScheme, ErrInvalid) {
+		t.Error("ErrUnsupportedScheme matches ErrInvalid")
+	}
+}
+
+func TestMaxLength(t *testing.T) {
+	long := "http://example.com/" + strings.Repeat("a", 100)
+	o := Crawler
+	o.MaxLength = 50
+	if _, err := o.Normalize(long); !errors.Is(err, ErrTooLong) {
+		t.Errorf("MaxLength 50: err = %v, want ErrTooLong", err)
+	}
+	// The limit also applies to the output, which escaping can lengthen.
+	o.MaxLength = 40
+	if _, err := o.Normalize("http://example.com/" + strings.Repeat("ü", 10)); !errors.Is(err, ErrTooLong) {
+		t.Errorf("output over MaxLength: err = %v, want ErrTooLong", err)
+	}
+	o.MaxLength = -1
+	huge := "http://example.com/" + strings.Repeat("a", 3*DefaultMaxLength)
+	if got, err := o.Normalize(huge); err != nil || got != huge {
+		t.Errorf("MaxLength -1: got %d bytes, err %v", len(got), err)
+	}
+}
+
+func TestDropParamsConfigurable(t *testing.T) {
+	o := Crawler
+	o.DropParams = []string{"ref", "track_*"}
+	got, err := o.Normalize("http://example.com/?ref=a&track_id=1&utm_source=x&q=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://example.com/?q=1&utm_source=x"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := DefaultDropParams(); &got[0] == &Crawler.DropParams[0] {
+		t.Error("DefaultDropParams returns the Crawler profile's slice")
+	}
+}
+
+func TestExplicitTransforms(t *testing.T) {
+	cases := []struct {
+		opts    Options
+		in, out string
+	}{
+		{Options{RemoveWWW: true}, "http://www.example.com/", "http://example.com/"},
+		{Options{RemoveWWW: true}, "http://www./", "http://www./"},
+		{Options{AddWWW: true}, "http://example.com/", "http://www.example.com/"},
+		{Options{AddWWW: true}, "http://10.0.0.1/", "http://10.0.0.1/"},
+		{Options{ForceHTTP: true, RemoveDefaultPort: true}, "https://example.com:443/", "http://example.com/"},
+		{Options{RemovePort: true}, "http://example.com:8080/", "http://example.com/"},
+		{Options{AddTrailingSlash: true}, "http://example.com/a?q", "http://example.com/a/?q"},
+		{Options{RemoveDuplicateSlashes: true}, "http://example.com//a///b//", "http://example.com/a/b/"},
+		{Options{RemoveEmptyParams: true}, "http://example.com/?&a=1&&=2&", "http://example.com/?a=1"},
+		{Options{RemoveEmptyParamValue: true}, "http://example.com/?a=&b==", "http://example.com/?a&b=="},
+		{Options{RemoveUnnecessaryHostDots: true}, "http://..www..example.com../", "http://www.example.com/"},
+		{Options{EscapeStrayPercent: true}, "http://example.com/100%/%zz%4", "http://example.com/100%25/%25zz%254"},
+		{Options{LowercasePath: true, UppercaseEscapes: true}, "http://example.com/A%2fB", "http://example.com/a%2Fb"},
+		{Options{}, "HTTP://Example.COM:80/%7e/./?#", "http://Example.COM:80/%7e/./?#"},
+	}
+	for _, c := range cases {
+		got, err := c.opts.Normalize(c.in)
+		if err != nil || got != c.out {
+			t.Errorf("%+v.Normalize(%q) = %q, %v; want %q", c.opts, c.in, got, err, c.out)
+		}
+	}
+}
+
+// TestIdempotent checks Normalize(Normalize(x)) == Normalize(x) for every
+// profile over the generated corpus.
+func TestIdempotent(t *testing.T) {
+	corpus := urlcorpus.Generate(42, 10000)
+	for name, o := range map[string]*Options{"Safe": &Safe, "Crawler": &Crawler, "Aggressive": &Aggressive, "SafeBrowsing": &SafeBrowsing} {
+		failed := 0
+		for _, u := range corpus {
+			n1, err := o.Normalize(u)
+			if err != nil {
+				continue
+			}
+			n2, err := o.Normalize(n1)
+			if err != nil || n1 != n2 {
+				failed++
+				if failed <= 5 {
+					t.Errorf("%s: %q -> %q -> %q (%v)", name, u, n1, n2, err)
+				}
+			}
+		}
+		if failed > 0 {
+			t.Errorf("%s: %d URLs not idempotent", name, failed)
+		}
+	}
+}
+
+// TestCorpusAccepted checks that the generated corpus, all of it valid
+// URLs, normalizes without errors under the Crawler profile.
+func TestCorpusAccepted(t *testing.T) {
+	for _, u := range urlcorpus.Generate(1, 10000) {
+		if _, err := Normalize(u); err != nil {
+			t.Errorf("Normalize(%q): %v", u, err)
+		}
+	}
+}
