@@ -240,61 +240,73 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// isToken reports whether v looks like an opaque random token: all hex
-// digits, or base64/base64url characters mixing upper case, lower case and
-// digits (so words, paths and UUIDs with their dashes do not count).
-func isToken(v string) bool {
-	hex, upper, lower, digit := true, false, false, false
+// charClasses describes the alphanumeric make-up of v: how many digits,
+// lower-case and upper-case letters it has, and how often adjacent
+// alphanumeric characters switch between those three classes. Generated
+// tokens switch often (a81f9c0b2e: 8 times); words, codes and slugs rarely
+// (SKU-12345-BLK, iphone15, S2_mountain: at most 2). ok is false when v
+// holds a character outside letters, digits and - _ . ~ + / = %.
+func charClasses(v string) (digits, lower, upper, switches int, ok bool) {
+	prev := 0 // 0: none or separator, 1: digit, 2: lower, 3: upper
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		switch {
-		case c >= '0' && c <= '9':
-			digit = true
-		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-			if c >= 'a' {
-				lower = true
-			} else {
-				upper = true
-			}
-		case c >= 'g' && c <= 'z':
-			hex, lower = false, true
-		case c >= 'G' && c <= 'Z':
-			hex, upper = false, true
-		case c == '-' || c == '_' || c == '+' || c == '/' || c == '=' || c == '%':
-			hex = false
-		default:
-			return false
-		}
-	}
-	if hex && digit && !(upper && lower) {
-		return true
-	}
-	return upper && lower && digit
-}
-
-// isVolatile reports whether a parameter value looks generated rather than
-// chosen from a vocabulary: letters mixed with digits (at least six
-// characters), or a number of at least ten digits (a Unix time, a
-// millisecond counter). Small numbers (pages, ids) and words (colours,
-// sort orders) are not volatile.
-func isVolatile(v string) bool {
-	letters, digits := 0, 0
-	for i := 0; i < len(v); i++ {
-		c := v[i]
+		cls := 0
 		switch {
 		case c >= '0' && c <= '9':
 			digits++
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-			letters++
-		case c == '-' || c == '_' || c == '.' || c == '~' || c == '%':
+			cls = 1
+		case c >= 'a' && c <= 'z':
+			lower++
+			cls = 2
+		case c >= 'A' && c <= 'Z':
+			upper++
+			cls = 3
+		case c == '-' || c == '_' || c == '.' || c == '~' || c == '+' || c == '/' || c == '=' || c == '%':
 		default:
-			return false
+			return 0, 0, 0, 0, false
 		}
+		if cls != 0 && prev != 0 && cls != prev {
+			switches++
+		}
+		prev = cls
 	}
-	if letters == 0 {
+	return digits, lower, upper, switches, true
+}
+
+// isToken reports whether v looks like an opaque random token (a session
+// id, a signature): hex digits or base64 characters that switch between
+// digits and letters (and, for base64, letter case) as randomly generated
+// strings do, at least once per four characters.
+func isToken(v string) bool {
+	digits, lower, upper, switches, ok := charClasses(v)
+	if !ok || digits == 0 || lower+upper == 0 || 4*switches < len(v) {
+		return false
+	}
+	hex := true
+	for i := 0; i < len(v) && hex; i++ {
+		c := v[i]
+		hex = isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f')
+	}
+	if hex && (lower == 0 || upper == 0) {
+		return true
+	}
+	return lower > 0 && upper > 0
+}
+
+// isVolatile reports whether a parameter value looks generated rather than
+// chosen: letters and digits that switch at least three times (a81f9c,
+// x7Kp2Q), or a number of at least ten digits (a Unix time, a millisecond
+// counter). Small numbers (pages, ids), words (colours, titles) and codes
+// (SKU-12345-BLK) are not volatile.
+func isVolatile(v string) bool {
+	digits, lower, upper, switches, ok := charClasses(v)
+	if !ok {
+		return false
+	}
+	if lower+upper == 0 {
 		return digits >= 10 && digits == len(v)
 	}
-	return digits > 0 && len(v) >= 6 && !looksLikeDate(v)
+	return digits > 0 && len(v) >= 6 && switches >= 3 && !looksLikeDate(v)
 }
 
 // looksLikeDate reports whether v starts with an ISO 8601 date, which the
