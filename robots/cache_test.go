@@ -1,0 +1,537 @@
+package robots_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit/robots"
+)
+
+var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// robotsServer serves robots.txt with handler and counts its requests.
+func robotsServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		h(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func policyAt(t *testing.T, c *robots.Cache, u string, now time.Time) *robots.Policy {
+	t.Helper()
+	p, err := c.PolicyAt(context.Background(), u, now)
+	if err != nil {
+		t.Fatalf("PolicyAt(%s): %v", u, err)
+	}
+	return p
+}
+
+func TestCacheStatusRules(t *testing.T) {
+	const body = "User-agent: *\nDisallow: /x\n"
+	tests := []struct {
+		name     string
+		status   int
+		body     string
+		ctype    string
+		source   robots.Source
+		allowedX bool
+	}{
+		{"200", 200, body, "text/plain", robots.SourceFile, false},
+		{"200 empty", 200, "", "text/plain", robots.SourceFile, true},
+		{"200 HTML page", 200, "<html><body><p>Disallow: /x</p>\n<p>User-agent: *</p></body></html>", "text/html", robots.SourceFile, true},
+		{"404", 404, body, "text/plain", robots.SourceUnavailable, true},
+		{"401", 401, body, "text/plain", robots.SourceUnavailable, true},
+		{"403", 403, body, "text/plain", robots.SourceUnavailable, true},
+		{"410", 410, "", "text/plain", robots.SourceUnavailable, true},
+		{"429", 429, body, "text/plain", robots.SourceUnreachable, false},
+		{"500", 500, body, "text/plain", robots.SourceUnreachable, false},
+		{"503", 503, body, "text/plain", robots.SourceUnreachable, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/robots.txt" {
+					t.Errorf("fetched %s", r.URL.Path)
+				}
+				w.Header().Set("Content-Type", tt.ctype)
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			c := robots.NewCache(robots.Config{Client: srv.Client()})
+			p := policyAt(t, c, srv.URL+"/x?y=1", t0)
+			if p.Source() != tt.source {
+				t.Errorf("Source = %v, want %v", p.Source(), tt.source)
+			}
+			d, err := p.Allowed("ExampleBot", "/x")
+			if err != nil || d.Allowed != tt.allowedX {
+				t.Errorf("Allowed(/x) = %+v, %v; want allowed=%v", d, err, tt.allowedX)
+			}
+			info := p.FetchInfo()
+			if info.Status != tt.status || info.URL != srv.URL+"/robots.txt" || (info.Err != "") != (tt.source == robots.SourceUnreachable) {
+				t.Errorf("FetchInfo = %+v", info)
+			}
+			if tt.source == robots.SourceUnreachable && !info.Expires.Equal(t0.Add(robots.DefaultMinRetry)) {
+				t.Errorf("unreachable Expires = %v, want first retry after %v", info.Expires, robots.DefaultMinRetry)
+			}
+			if tt.source != robots.SourceUnreachable && !info.Expires.Equal(t0.Add(robots.DefaultTTL)) {
+				t.Errorf("Expires = %v, want %v", info.Expires, t0.Add(robots.DefaultTTL))
+			}
+			if n.Load() != 1 {
+				t.Errorf("%d fetches, want 1", n.Load())
+			}
+		})
+	}
+}
+
+func TestCacheNetworkErrorIsUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := srv.URL
+	srv.Close() // nothing listens there any more
+	c := robots.NewCache(robots.Config{Client: &http.Client{}})
+	p := policyAt(t, c, u+"/", t0)
+	if p.Source() != robots.SourceUnreachable || p.FetchInfo().Err == "" || p.FetchInfo().Status != 0 {
+		t.Fatalf("Source %v, FetchInfo %+v; want unreachable with an error", p.Source(), p.FetchInfo())
+	}
+	if d, _ := p.Allowed("bot", "/"); d.Allowed || d.Reason != robots.ReasonUnreachable {
+		t.Errorf("decision %+v, want disallowed as unreachable", d)
+	}
+}
+
+func TestCacheRedirects(t *testing.T) {
+	for _, hops := range []int{0, 1, 5, 6, 8} {
+		t.Run(fmt.Sprint(hops, " redirects"), func(t *testing.T) {
+			srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+				var i int
+				if r.URL.Path != "/robots.txt" {
+					fmt.Sscanf(r.URL.Path, "/r%d", &i)
+				}
+				if i < hops {
+					http.Redirect(w, r, fmt.Sprintf("/r%d", i+1), http.StatusMovedPermanently)
+					return
+				}
+				io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+			})
+			c := robots.NewCache(robots.Config{Client: srv.Client()})
+			p := policyAt(t, c, srv.URL+"/", t0)
+			if hops <= 5 {
+				if p.Source() != robots.SourceFile {
+					t.Fatalf("Source %v (%+v), want the file after %d redirects", p.Source(), p.FetchInfo(), hops)
+				}
+				if want := srv.URL + "/robots.txt"; hops > 0 {
+					want = fmt.Sprintf("%s/r%d", srv.URL, hops)
+					if p.FetchInfo().URL != want {
+						t.Errorf("final URL %q, want %q", p.FetchInfo().URL, want)
+					}
+				}
+				if n.Load() != int64(hops+1) {
+					t.Errorf("%d requests, want %d", n.Load(), hops+1)
+				}
+				return
+			}
+			if p.Source() != robots.SourceUnreachable || !strings.Contains(p.FetchInfo().Err, "too many redirects") {
+				t.Fatalf("Source %v, FetchInfo %+v; want unreachable after a 6th redirect", p.Source(), p.FetchInfo())
+			}
+			if n.Load() != 6 { // the original request and five followed redirects
+				t.Errorf("%d requests, want 6", n.Load())
+			}
+		})
+	}
+}
+
+func TestCacheRedirectConsultsClientPolicy(t *testing.T) {
+	srv, _ := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+			return
+		}
+		io.WriteString(w, "User-agent: *\nDisallow: /\n")
+	})
+	refuse := errors.New("redirect refused by client policy")
+	client := srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return refuse }
+	p := policyAt(t, robots.NewCache(robots.Config{Client: client}), srv.URL, t0)
+	if p.Source() != robots.SourceUnreachable || !strings.Contains(p.FetchInfo().Err, refuse.Error()) {
+		t.Errorf("Source %v, FetchInfo %+v; want unreachable with the client's refusal", p.Source(), p.FetchInfo())
+	}
+}
+
+func TestCacheHugeFile(t *testing.T) {
+	var sent atomic.Int64
+	srv, _ := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nDisallow: /a\n")
+		line := "# " + strings.Repeat("padding ", 100) + "\n"
+		for i := 0; i < (2<<20)/len(line); i++ { // 2 MiB of comments
+			n, err := io.WriteString(w, line)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		io.WriteString(w, "Disallow: /b\n")
+	})
+	p := policyAt(t, robots.NewCache(robots.Config{Client: srv.Client()}), srv.URL, t0)
+	if !p.Truncated() || p.Size() > robots.DefaultMaxBytes {
+		t.Fatalf("Truncated=%v Size=%d; want the first %d octets only", p.Truncated(), p.Size(), robots.DefaultMaxBytes)
+	}
+	if d, _ := p.Allowed("bot", "/a"); d.Allowed {
+		t.Error("/a allowed; the rule at the start must apply")
+	}
+	if d, _ := p.Allowed("bot", "/b"); !d.Allowed {
+		t.Error("/b disallowed; the rule after the cap must be ignored")
+	}
+}
+
+func TestCacheTTL(t *testing.T) {
+	var cacheControl atomic.Value
+	cacheControl.Store("")
+	srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if v := cacheControl.Load().(string); v != "" {
+			w.Header().Set("Cache-Control", v)
+		}
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	})
+	c := robots.NewCache(robots.Config{Client: srv.Client()})
+	first := policyAt(t, c, srv.URL, t0)
+	if p := policyAt(t, c, srv.URL+"/other", t0.Add(robots.DefaultTTL-time.Second)); p != first || n.Load() != 1 {
+		t.Fatalf("refetched before the TTL ran out (%d fetches)", n.Load())
+	}
+	if p := policyAt(t, c, srv.URL, t0.Add(robots.DefaultTTL)); p == first || n.Load() != 2 {
+		t.Fatalf("not refetched when the TTL ran out (%d fetches)", n.Load())
+	}
+
+	for _, tt := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"max-age=3600", time.Hour},
+		{"public, max-age=600, s-maxage=1200", 20 * time.Minute},
+		{"max-age=5", robots.DefaultMinTTL},
+		{"no-cache", robots.DefaultMinTTL},
+		{"max-age=604800", robots.DefaultTTL}, // never longer than the TTL
+	} {
+		cacheControl.Store(tt.header)
+		c := robots.NewCache(robots.Config{Client: srv.Client()})
+		p := policyAt(t, c, srv.URL, t0)
+		if got := p.FetchInfo().Expires.Sub(t0); got != tt.want {
+			t.Errorf("Cache-Control %q: lifetime %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+func TestCacheBackoff(t *testing.T) {
+	srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	c := robots.NewCache(robots.Config{Client: srv.Client(), MinRetry: time.Minute, MaxRetry: 5 * time.Minute})
+	now := t0
+	wantWaits := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	for i, wait := range wantWaits {
+		p := policyAt(t, c, srv.URL, now)
+		info := p.FetchInfo()
+		if got := info.Expires.Sub(now); got != wait {
+			t.Errorf("failure %d: retry after %v, want %v", i+1, got, wait)
+		}
+		if !info.UnreachableSince.Equal(t0) {
+			t.Errorf("failure %d: UnreachableSince %v, want %v", i+1, info.UnreachableSince, t0)
+		}
+		// Asking again before the retry time does not fetch.
+		policyAt(t, c, srv.URL, info.Expires.Add(-time.Second))
+		if n.Load() != int64(i+1) {
+			t.Fatalf("%d fetches after %d failures", n.Load(), i+1)
+		}
+		now = info.Expires
+	}
+}
+
+func TestCacheUnreachableFor30Days(t *testing.T) {
+	var down atomic.Bool
+	srv, _ := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	})
+	run := func(fb robots.Fallback, good bool) *robots.Policy {
+		down.Store(!good)
+		c := robots.NewCache(robots.Config{Client: srv.Client(), Fallback: fb})
+		now := t0
+		if good {
+			policyAt(t, c, srv.URL, now)
+			now = now.Add(robots.DefaultTTL)
+			down.Store(true)
+		}
+		start := now
+		var p *robots.Policy
+		for {
+			p = policyAt(t, c, srv.URL, now)
+			if now.Sub(start) < robots.DefaultUnreachableLimit {
+				if p.Source() != robots.SourceUnreachable || p.FetchInfo().Fallback {
+					t.Fatalf("after %v unreachable: Source %v, want disallow all", now.Sub(start), p.Source())
+				}
+			} else {
+				break
+			}
+			now = p.FetchInfo().Expires
+		}
+		if !p.FetchInfo().Fallback || !p.FetchInfo().UnreachableSince.Equal(start) {
+			t.Fatalf("FetchInfo %+v; want Fallback since %v", p.FetchInfo(), start)
+		}
+		return p
+	}
+	allowed := func(p *robots.Policy, path string) bool {
+		d, err := p.Allowed("bot", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Allowed
+	}
+	// Default: the last good copy.
+	if p := run(robots.FallbackLastGood, true); p.Source() != robots.SourceFile || allowed(p, "/x") || !allowed(p, "/y") {
+		t.Errorf("last good copy: Source %v, /x %v, /y %v", p.Source(), allowed(p, "/x"), allowed(p, "/y"))
+	}
+	// No good copy: allow all.
+	if p := run(robots.FallbackLastGood, false); !allowed(p, "/x") {
+		t.Error("no good copy: /x disallowed, want allow all")
+	}
+	if p := run(robots.FallbackAllowAll, true); !allowed(p, "/x") {
+		t.Error("FallbackAllowAll: /x disallowed")
+	}
+	if p := run(robots.FallbackDisallowAll, true); allowed(p, "/y") {
+		t.Error("FallbackDisallowAll: /y allowed")
+	}
+}
+
+func TestCacheSingleFlight(t *testing.T) {
+	release := make(chan struct{})
+	hit := make(chan struct{}, 1)
+	srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hit <- struct{}{}:
+		default:
+		}
+		<-release
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	})
+	c := robots.NewCache(robots.Config{Client: srv.Client()})
+	const callers = 100
+	var started, done sync.WaitGroup
+	started.Add(callers)
+	done.Add(callers)
+	results := make([]*robots.Policy, callers)
+	errs := make([]error, callers)
+	for i := 0; i < callers; i++ {
+		go func() {
+			defer done.Done()
+			started.Done()
+			results[i], errs[i] = c.PolicyAt(context.Background(), fmt.Sprintf("%s/page/%d", srv.URL, i), t0)
+		}()
+	}
+	started.Wait()
+	<-hit // one fetch is in flight; everyone else waits for it
+	close(release)
+	done.Wait()
+	if got := n.Load(); got != 1 {
+		t.Fatalf("%d fetches for %d concurrent callers, want exactly 1", got, callers)
+	}
+	for i := range results {
+		if errs[i] != nil || results[i] != results[0] {
+			t.Fatalf("caller %d: %v, policy %p vs %p", i, errs[i], results[i], results[0])
+		}
+	}
+}
+
+func TestCacheLeaderCancelled(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int64
+	fetch := func(ctx context.Context, u string) (*http.Response, error) {
+		if calls.Add(1) == 1 {
+			<-ctx.Done() // the first fetch hangs until its caller gives up
+			return nil, ctx.Err()
+		}
+		<-release
+		return textResponse(200, "User-agent: *\nDisallow: /x\n"), nil
+	}
+	c := robots.NewCache(robots.Config{Fetch: fetch})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.PolicyAt(ctx, "https://example.test/", t0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled caller: err = %v, want context.Canceled", err)
+	}
+	if c.Len() != 0 {
+		t.Fatal("a cancelled fetch was cached")
+	}
+	close(release)
+	p := policyAt(t, c, "https://example.test/", t0)
+	if p.Source() != robots.SourceFile || calls.Load() != 2 {
+		t.Errorf("Source %v after %d fetches; want the file from a second fetch", p.Source(), calls.Load())
+	}
+}
+
+// textResponse builds a response as a FetchFunc would return it.
+func textResponse(status int, body string) *http.Response {
+	return &http.Response{
+		StatusCode: status,
+		Header:     http.Header{"Content-Type": {"text/plain"}},
+		Body:       io.NopCloser(strings.NewReader(body)),
+	}
+}
+
+func TestCacheFetchFuncAndLRU(t *testing.T) {
+	var mu sync.Mutex
+	fetched := map[string]int{}
+	fetch := func(ctx context.Context, u string) (*http.Response, error) {
+		mu.Lock()
+		fetched[u]++
+		mu.Unlock()
+		if strings.HasPrefix(u, "https://moved.test/") {
+			r := textResponse(http.StatusMovedPermanently, "")
+			r.Header.Set("Location", "https://c.test/robots.txt")
+			return r, nil
+		}
+		return textResponse(200, "User-agent: *\nDisallow: /private\n"), nil
+	}
+	c := robots.NewCache(robots.Config{Fetch: fetch, MaxEntries: 2})
+	for _, u := range []string{"https://a.test/1", "https://b.test/1", "https://a.test/2", "https://moved.test/x"} {
+		policyAt(t, c, u, t0)
+	}
+	// a was used after b, so b was evicted when moved.test arrived.
+	if c.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", c.Len())
+	}
+	policyAt(t, c, "https://a.test/3", t0)
+	policyAt(t, c, "https://b.test/3", t0)
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{
+		"https://a.test/robots.txt": 1, "https://b.test/robots.txt": 2,
+		"https://moved.test/robots.txt": 1, "https://c.test/robots.txt": 1,
+	}
+	for u, n := range want {
+		if fetched[u] != n {
+			t.Errorf("%s fetched %d times, want %d (all: %v)", u, fetched[u], n, fetched)
+		}
+	}
+}
+
+type failingStore struct{ err error }
+
+func (s failingStore) Get(context.Context, string) (robots.Record, bool, error) {
+	return robots.Record{}, false, s.err
+}
+func (s failingStore) Put(context.Context, string, robots.Record) error { return s.err }
+
+func TestCacheStore(t *testing.T) {
+	srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	})
+	store := robots.NewMemoryStore(0)
+	c1 := robots.NewCache(robots.Config{Client: srv.Client(), Store: store})
+	c2 := robots.NewCache(robots.Config{Client: srv.Client(), Store: store})
+	policyAt(t, c1, srv.URL, t0)
+	p := policyAt(t, c2, srv.URL, t0.Add(time.Hour))
+	if n.Load() != 1 || store.Len() != 1 {
+		t.Fatalf("%d fetches, %d stored; the second cache must use the stored file", n.Load(), store.Len())
+	}
+	if d, _ := p.Allowed("bot", "/x"); d.Allowed {
+		t.Error("policy from the store allows /x")
+	}
+	// An expired stored record is fetched again.
+	policyAt(t, robots.NewCache(robots.Config{Client: srv.Client(), Store: store}), srv.URL, t0.Add(robots.DefaultTTL))
+	if n.Load() != 2 {
+		t.Errorf("%d fetches, want a refetch of the expired record", n.Load())
+	}
+
+	// Store errors are reported and do not change the decision.
+	boom := errors.New("store down")
+	var reported []error
+	c3 := robots.NewCache(robots.Config{Client: srv.Client(), Store: failingStore{boom},
+		OnStoreError: func(origin string, err error) { reported = append(reported, err) }})
+	p = policyAt(t, c3, srv.URL, t0)
+	if d, _ := p.Allowed("bot", "/x"); d.Allowed || p.Source() != robots.SourceFile {
+		t.Errorf("with a failing store: %v %+v", p.Source(), d)
+	}
+	if len(reported) != 2 || !errors.Is(reported[0], boom) || !errors.Is(reported[1], boom) {
+		t.Errorf("reported %v, want the Get and the Put error", reported)
+	}
+}
+
+func TestCacheSendsUserAgent(t *testing.T) {
+	got := make(chan string, 1)
+	srv, _ := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		got <- r.UserAgent()
+		w.WriteHeader(404)
+	})
+	policyAt(t, robots.NewCache(robots.Config{Client: srv.Client(), UserAgent: "ExampleBot/1.0 (+https://example.com/bot)"}), srv.URL, t0)
+	if ua := <-got; ua != "ExampleBot/1.0 (+https://example.com/bot)" {
+		t.Errorf("User-Agent %q", ua)
+	}
+}
+
+func TestCacheAllowedUsesClock(t *testing.T) {
+	srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
+	})
+	now := t0
+	c := robots.NewCache(robots.Config{Client: srv.Client(), Clock: func() time.Time { return now }})
+	for _, tt := range []struct {
+		u       string
+		allowed bool
+	}{{srv.URL + "/x", false}, {srv.URL + "/y", true}} {
+		d, err := c.Allowed(context.Background(), "ExampleBot", tt.u)
+		if err != nil || d.Allowed != tt.allowed {
+			t.Errorf("Allowed(%s) = %+v, %v", tt.u, d, err)
+		}
+	}
+	now = now.Add(robots.DefaultTTL)
+	c.Allowed(context.Background(), "ExampleBot", srv.URL)
+	if n.Load() != 2 {
+		t.Errorf("%d fetches, want 2 (the clock moved past the TTL)", n.Load())
+	}
+	if _, err := c.Allowed(context.Background(), "Example Bot", srv.URL); !errors.Is(err, robots.ErrInvalidAgent) {
+		t.Errorf("invalid token: err = %v", err)
+	}
+}
+
+func TestOrigin(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://Example.COM/a?b", "https://example.com"},
+		{"http://example.com:80/", "http://example.com"},
+		{"https://example.com:443", "https://example.com"},
+		{"http://example.com:8080/x", "http://example.com:8080"},
+		{"HTTP://bücher.example/", "http://xn--bcher-kva.example"},
+		{"http://[::1]:8080/", "http://[::1]:8080"},
+		{"http://example.com./", "http://example.com"},
+	}
+	for _, tt := range tests {
+		got, err := robots.Origin(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("Origin(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"ftp://example.com/", "/relative", "http:///nohost", "::"} {
+		if _, err := robots.Origin(bad); !errors.Is(err, robots.ErrUnsupportedURL) {
+			t.Errorf("Origin(%q) error = %v, want ErrUnsupportedURL", bad, err)
+		}
+	}
+	c := robots.NewCache(robots.Config{Fetch: func(context.Context, string) (*http.Response, error) {
+		t.Error("fetched for an unsupported URL")
+		return nil, errors.New("unreachable")
+	}})
+	if _, err := c.PolicyAt(context.Background(), "mailto:x@example.com", t0); !errors.Is(err, robots.ErrUnsupportedURL) {
+		t.Errorf("PolicyAt(mailto:) error = %v", err)
+	}
+}
