@@ -115,9 +115,12 @@ func (w *Web) serveHostile(rw http.ResponseWriter, r *http.Request) {
 			case <-ctx.Done():
 				return
 			case <-w.done:
-				return
+				// Cut the connection instead of ending the body
+				// cleanly: the client must not take it for a
+				// complete response.
+				panic(http.ErrAbortHandler)
 			case <-deadline.C:
-				return
+				panic(http.ErrAbortHandler)
 			}
 		}
 	case HostileStall:
@@ -136,7 +139,7 @@ func (w *Web) serveHostile(rw http.ResponseWriter, r *http.Request) {
 			case <-ctx.Done():
 				return
 			case <-w.done:
-				return
+				panic(http.ErrAbortHandler)
 			default:
 			}
 			if _, err := rw.Write(chunk); err != nil {

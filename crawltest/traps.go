@@ -103,7 +103,8 @@ func (g *generator) trapLinks(k TrapKind, target string) (hrefs, texts []string,
 	switch k {
 	case TrapCalendar:
 		rest, found := strings.CutPrefix(path, "/calendar/")
-		ys, ms, _ := strings.Cut(rest, "/")
+		ys, rest, _ := strings.Cut(rest, "/")
+		ms, _, _ := strings.Cut(rest, "/")
 		y, ok1 := parseIndex(ys)
 		m, ok2 := parseIndex(ms)
 		if !found || !ok1 || !ok2 || y < 1 || m < 1 || m > 12 || calendarPath(y, m) != path {

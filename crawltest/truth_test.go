@@ -320,6 +320,9 @@ func TestTruthMatchesCrawl(t *testing.T) {
 			for u, p := range c.pages {
 				switch {
 				case truth.IsTrap(u):
+					if p.status != http.StatusOK {
+						t.Errorf("trap page %s answered %d", u, p.status)
+					}
 				case p.status == http.StatusOK:
 					got = append(got, u)
 				case p.status == http.StatusNotFound:
