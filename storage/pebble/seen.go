@@ -1,0 +1,90 @@
+package pebble
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	cpebble "github.com/cockroachdb/pebble"
+
+	"github.com/crawlkit/crawlkit/bloom"
+)
+
+// SeenStore is the exact store behind a bloom.Set: the set of 64-bit URL
+// keys seen so far (bloom.Key values or urlnorm keys), one Pebble key per
+// URL under the seen-set prefix: 0x20 followed by the 8-byte big-endian
+// key, with an empty value. Every Add is committed with a synced WAL
+// unless the DB was opened with NoSync.
+type SeenStore struct {
+	db *DB
+}
+
+var _ bloom.Store = (*SeenStore)(nil)
+
+// SeenStore returns the DB's seen-URL store. It is cheap; every call
+// returns a view of the same keys.
+func (db *DB) SeenStore() *SeenStore { return &SeenStore{db: db} }
+
+func seenKey(key uint64) []byte {
+	var k [9]byte
+	k[0] = prefixSeen
+	binary.BigEndian.PutUint64(k[1:], key)
+	return k[:]
+}
+
+// Contains implements bloom.Store.
+func (s *SeenStore) Contains(key uint64) (bool, error) {
+	if s.db.isClosed() {
+		return false, ErrClosed
+	}
+	_, closer, err := s.db.pdb.Get(seenKey(key))
+	if errors.Is(err, cpebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("pebble: seen lookup: %w", err)
+	}
+	closer.Close()
+	return true, nil
+}
+
+// Add implements bloom.Store.
+func (s *SeenStore) Add(key uint64) error {
+	if s.db.isClosed() {
+		return ErrClosed
+	}
+	if err := s.db.pdb.Set(seenKey(key), nil, s.db.writeOpts); err != nil {
+		return fmt.Errorf("pebble: seen add: %w", err)
+	}
+	return nil
+}
+
+// ForEach implements bloom.Store: it calls fn for every stored key in
+// ascending order.
+func (s *SeenStore) ForEach(fn func(key uint64) error) error {
+	if s.db.isClosed() {
+		return ErrClosed
+	}
+	it, err := s.db.pdb.NewIter(&cpebble.IterOptions{
+		LowerBound: []byte{prefixSeen},
+		UpperBound: prefixUpperBound(prefixSeen),
+	})
+	if err != nil {
+		return fmt.Errorf("pebble: seen scan: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			it.Close()
+			return fmt.Errorf("pebble: seen scan: malformed key %x", k)
+		}
+		if err := fn(binary.BigEndian.Uint64(k[1:])); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("pebble: seen scan: %w", err)
+	}
+	return nil
+}
