@@ -72,7 +72,7 @@ func TestResolveURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		ref                                  string
+		ref                                 string
 		str, host, path, rawQuery, fragment string
 	}{
 		{"x%2Fy/./z?a=b", "http://example.org/dir/x%2Fy/z?a=b", "example.org", "/dir/x/y/z", "a=b", ""},
