@@ -46,9 +46,9 @@ func fpRate(t testing.TB, s *Set, n, probes uint64) float64 {
 func TestFalsePositiveRateAtCapacity(t *testing.T) {
 	for _, p := range []float64{0.01, 0.001, 0.05} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
-			n := uint64(200_000)
+			n := uint64(100_000)
 			s := mustNew(t, Options{Expected: n, FalsePositiveRate: p})
-			got := fpRate(t, s, n, 400_000)
+			got := fpRate(t, s, n, 300_000)
 			t.Logf("p=%v: measured %.5f (%.2f×), %d stages", p, got, got/p, s.Stats().Stages)
 			if got > 1.25*p {
 				t.Errorf("false-positive rate %.5f exceeds 1.25 × %v", got, p)
@@ -62,9 +62,9 @@ func TestFalsePositiveRateAtCapacity(t *testing.T) {
 
 func TestGrowthKeepsBound(t *testing.T) {
 	const p = 0.01
-	n := uint64(50_000)
+	n := uint64(40_000)
 	s := mustNew(t, Options{Expected: n, FalsePositiveRate: p})
-	got := fpRate(t, s, 5*n, 400_000)
+	got := fpRate(t, s, 5*n, 300_000)
 	st := s.Stats()
 	t.Logf("5× expected: measured %.5f, %d stages, bits per stage %v, %.2f bits/key", got, st.Stages, st.StageBits, st.BitsPerKey)
 	if st.Stages < 3 {
