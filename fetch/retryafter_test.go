@@ -14,10 +14,10 @@ func TestParseRetryAfter(t *testing.T) {
 	}{
 		{"120", 120 * time.Second, true},
 		{" 0 ", 0, true},
-		{"Sun, 01 Mar 2026 12:02:00 GMT", 2 * time.Minute, true},     // IMF-fixdate
-		{"Sunday, 01-Mar-26 12:00:30 GMT", 30 * time.Second, true},   // RFC 850
-		{"Sun Mar  1 12:00:10 2026", 10 * time.Second, true},         // asctime
-		{"Sun, 01 Mar 2026 11:00:00 GMT", 0, true},                   // past
+		{"Sun, 01 Mar 2026 12:02:00 GMT", 2 * time.Minute, true},              // IMF-fixdate
+		{"Sunday, 01-Mar-26 12:00:30 GMT", 30 * time.Second, true},            // RFC 850
+		{"Sun Mar  1 12:00:10 2026", 10 * time.Second, true},                  // asctime
+		{"Sun, 01 Mar 2026 11:00:00 GMT", 0, true},                            // past
 		{"99999999999999999999999", maxRetryAfterSeconds * time.Second, true}, // no overflow
 		{"-5", 0, false},
 		{"1.5", 0, false},
