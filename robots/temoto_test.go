@@ -83,6 +83,8 @@ func TestTemotoDepartures(t *testing.T) {
 		{"robots.txt implicitly allowed", "User-agent: *\nDisallow: /\n", "bot", "/robots.txt", true},
 		{"inline comment", "User-agent: *\nDisallow: /a#b\n", "bot", "/a", false},
 		{"space before colon", "User-agent: *\ndisallow : /x\n", "bot", "/x", false},
+		{"crawl-delay does not end a group", "User-agent: a\nCrawl-delay: 1\nUser-agent: b\nDisallow: /x\n", "a", "/x", false},
+		{"empty last group does not fall back to *", "User-agent: *\nDisallow: /\nUser-agent: quxbot\n", "quxbot", "/x", true},
 		{"wildcard anchored at path start", "User-agent: *\nDisallow: /a*b\n", "bot", "/x/a/b", true},
 	}
 	for _, c := range cases {
