@@ -163,7 +163,7 @@ var (
 
 func nameIn(name string, list []string) bool {
 	for _, s := range list {
-		if strings.EqualFold(name, s) {
+		if equalFold(name, s) {
 			return true
 		}
 	}

@@ -10,18 +10,25 @@ import (
 // judged URL's memory (except a host that had to be lower-cased).
 type parsedURL struct {
 	raw   string
-	host  string // lower case, no userinfo, no default port
-	path  string // as written, "/" when empty
-	query string // without '?', as written
-	segs  []string
-	arr   [24]string // backing store for segs, so short paths do not allocate
+	host  string   // lower case, no userinfo, no default port
+	path  string   // as written, "/" when empty
+	query string   // without '?', as written
+	segs  []string // non-empty path segments; the caller sets them from its buffer after parse
+	nsegs int
 }
+
+// segBuf is the stack buffer callers give parse for the path segments, so
+// that short paths cost no allocation. (A buffer inside parsedURL would
+// point into itself and force it onto the heap.)
+type segBuf [24]string
 
 // parse fills u from raw, or rejects raw for its length or form. It is a
 // deliberately small splitter for absolute URLs (RFC 3986 §3): the detector
 // needs the host, the path segments and the query pairs, and the input is
 // expected to be normalized already.
-func (d *Detector) parse(u *parsedURL, raw string) Verdict {
+// The segments go to buf when they fit (the caller then sets u.segs with
+// buf[:u.nsegs]), else to a new slice in u.segs.
+func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 	if max := d.cfg.maxURLLength; max > 0 && len(raw) > max {
 		return reject(RuleURLLength, itoa(len(raw))+" characters, limit "+itoa(max))
 	}
@@ -33,9 +40,9 @@ func (d *Detector) parse(u *parsedURL, raw string) Verdict {
 	scheme := raw[:i]
 	var defaultPort string
 	switch {
-	case strings.EqualFold(scheme, "http"):
+	case equalFold(scheme, "http"):
 		defaultPort = ":80"
-	case strings.EqualFold(scheme, "https"):
+	case equalFold(scheme, "https"):
 		defaultPort = ":443"
 	default:
 		return reject(RuleInvalid, "scheme "+strconv.Quote(scheme)+" is not http or https")
@@ -79,7 +86,7 @@ func (d *Detector) parse(u *parsedURL, raw string) Verdict {
 	if u.path == "" {
 		u.path = "/"
 	}
-	u.segs = u.arr[:0]
+	u.segs, u.nsegs = nil, 0
 	p := u.path
 	n := 0
 	for len(p) > 0 {
@@ -97,7 +104,16 @@ func (d *Detector) parse(u *parsedURL, raw string) Verdict {
 		if max := d.cfg.maxPathDepth; max > 0 && n > max {
 			continue // only counted, to report the depth
 		}
-		u.segs = append(u.segs, seg)
+		switch {
+		case u.segs != nil:
+			u.segs = append(u.segs, seg)
+		case u.nsegs < len(buf):
+			buf[u.nsegs] = seg
+		default:
+			u.segs = append(make([]string, 0, 2*len(buf)), buf[:]...)
+			u.segs = append(u.segs, seg)
+		}
+		u.nsegs++
 	}
 	if max := d.cfg.maxPathDepth; max > 0 && n > max {
 		return reject(RulePathDepth, itoa(n)+" segments, limit "+itoa(max))
@@ -229,7 +245,7 @@ func (d *Detector) sessionParams(list string, sep byte) Verdict {
 
 func isSessionName(name string, list []string) bool {
 	for _, s := range list {
-		if strings.EqualFold(name, s) {
+		if equalFold(name, s) {
 			return true
 		}
 	}
@@ -237,7 +253,26 @@ func isSessionName(name string, list []string) bool {
 }
 
 func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+	return len(s) >= len(prefix) && equalFold(s[:len(prefix)], prefix)
+}
+
+// equalFold reports whether s equals the lower-case ASCII string lower,
+// ignoring ASCII case. Parameter names are ASCII in practice, and this is
+// much cheaper than strings.EqualFold on the hot path.
+func equalFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // charClasses describes the alphanumeric make-up of v: how many digits,

@@ -368,7 +368,11 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
 	// parsed only when the candidate could be part of a walk.
 	var src *parsedURL
 	var su parsedURL
-	if source != "" && (ds.n > 0 || u.query != "") && !d.parse(&su, source).Rejected() && su.host == u.host {
+	var buf segBuf
+	if source != "" && (ds.n > 0 || u.query != "") && !d.parse(&su, source, &buf).Rejected() && su.host == u.host {
+		if su.segs == nil {
+			su.segs = buf[:su.nsegs]
+		}
 		src = &su
 	}
 	if v := d.calendarWalk(hs, u, ds, src); v.Rejected() {

@@ -67,6 +67,7 @@ package trap
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -370,7 +371,7 @@ func newSettings(c Config) settings {
 		s.contentDist = 64
 	}
 	for _, p := range c.SessionParams {
-		s.sessionParams = append(s.sessionParams, p)
+		s.sessionParams = append(s.sessionParams, strings.ToLower(p))
 	}
 	if len(c.Trusted) > 0 {
 		s.trusted = make(map[string]Budgets, len(c.Trusted))
@@ -428,8 +429,12 @@ func (d *Detector) Judge(c Candidate) Verdict { return d.JudgeAt(time.Now(), c) 
 // remembered for the learned rules; a rejected URL is not counted.
 func (d *Detector) JudgeAt(now time.Time, c Candidate) Verdict {
 	var u parsedURL
-	if v := d.parse(&u, c.URL); v.Rejected() {
+	var buf segBuf
+	if v := d.parse(&u, c.URL, &buf); v.Rejected() {
 		return v
+	}
+	if u.segs == nil {
+		u.segs = buf[:u.nsegs] // set here: a store through a pointer would move buf to the heap
 	}
 	var ds dateScan
 	if v := d.stateless(&u, &ds, now, c.Depth); v.Rejected() {
@@ -445,8 +450,12 @@ func (d *Detector) JudgeAt(now time.Time, c Candidate) Verdict {
 // pattern's URLs, so the caller may also skip the links of this page.
 func (d *Detector) Observe(rawURL string, fp uint64) Verdict {
 	var u parsedURL
-	if v := d.parse(&u, rawURL); v.Rejected() {
+	var buf segBuf
+	if v := d.parse(&u, rawURL, &buf); v.Rejected() {
 		return v
+	}
+	if u.segs == nil {
+		u.segs = buf[:u.nsegs] // set here: a store through a pointer would move buf to the heap
 	}
 	return d.observe(&u, fp)
 }
