@@ -1,0 +1,55 @@
+package urlnorm
+
+import (
+	"net/url"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// threadCPU returns the CPU time the calling OS thread has used. The
+// machine this runs on is shared, so wall-clock time would charge one side
+// of a comparison with whatever else ran meanwhile.
+func threadCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	const rusageThread = 1 // RUSAGE_THREAD, Linux
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCrawlerVsNetURL interleaves the Crawler profile and a bare
+// net/url Parse+String round trip over the same batches of 256 corpus
+// URLs, charging each with the CPU time of its own batches, and reports
+// per-URL costs and their ratio ("x-neturl": Crawler time / net/url time).
+// One op is one batch of both.
+func BenchmarkCrawlerVsNetURL(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const batch = 256
+	var tNorm, tURL time.Duration
+	urls := 0
+	for i := 0; b.Loop(); i++ {
+		start := (i * batch) % len(benchCorpus)
+		chunk := benchCorpus[start:min(start+batch, len(benchCorpus))]
+		t0 := threadCPU(b)
+		for _, s := range chunk {
+			_, _ = Crawler.Normalize(s)
+		}
+		t1 := threadCPU(b)
+		for _, s := range chunk {
+			if u, err := url.Parse(s); err == nil {
+				_ = u.String()
+			}
+		}
+		t2 := threadCPU(b)
+		tNorm += t1 - t0
+		tURL += t2 - t1
+		urls += len(chunk)
+	}
+	b.ReportMetric(float64(tNorm.Nanoseconds())/float64(urls), "cpu-ns/url-crawler")
+	b.ReportMetric(float64(tURL.Nanoseconds())/float64(urls), "cpu-ns/url-neturl")
+	b.ReportMetric(float64(tNorm)/float64(tURL), "x-neturl")
+}
