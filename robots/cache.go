@@ -59,9 +59,12 @@ const (
 // default client and follows RFC 9309 with the defaults above.
 type Config struct {
 	// Client fetches robots.txt when Fetch is nil. Nil means a client with
-	// no timeout of its own (FetchTimeout bounds each fetch). The Cache
-	// follows redirects itself; the client's CheckRedirect, if any, is
-	// still consulted for every hop.
+	// no timeout of its own (FetchTimeout bounds each fetch) over
+	// http.DefaultTransport, which connects to any address: a crawler of
+	// untrusted links should pass a client whose transport refuses private
+	// addresses, or route robots.txt through its fetcher with Fetch. The
+	// Cache follows redirects itself; the client's CheckRedirect, if any,
+	// is still consulted for every hop.
 	Client *http.Client
 	// Fetch, when set, is used instead of Client.
 	Fetch FetchFunc
@@ -351,14 +354,17 @@ func (c *Cache) Len() int {
 // load obtains a fresh entry: from the Store if it has an unexpired record,
 // else by fetching. prev is the expired in-memory record, if any.
 func (c *Cache) load(ctx context.Context, origin string, prev *Record, now time.Time) (*entry, error) {
-	if prev == nil && c.cfg.Store != nil {
+	if c.cfg.Store != nil {
+		// Another cache sharing the store may have fetched the file
+		// already; and a record there keeps the history (failures, last
+		// good copy) of an origin this cache has evicted.
 		rec, ok, err := c.cfg.Store.Get(ctx, origin)
 		switch {
 		case err != nil:
 			c.storeError(origin, fmt.Errorf("robots: store get: %w", err))
 		case ok && now.Before(rec.Expires):
 			return &entry{origin: origin, rec: rec, pol: c.policyFor(origin, &rec)}, nil
-		case ok:
+		case ok && (prev == nil || rec.FetchedAt.After(prev.FetchedAt)):
 			prev = &rec
 		}
 	}
@@ -550,6 +556,12 @@ func (c *Cache) get(ctx context.Context, u string) fetchResult {
 		resp, err := c.fetch(ctx, u)
 		if err != nil {
 			return fetchResult{url: u, err: err}
+		}
+		if resp == nil {
+			return fetchResult{url: u, err: errors.New("robots: fetch returned no response")}
+		}
+		if resp.Body == nil {
+			resp.Body = http.NoBody
 		}
 		if resp.Request != nil {
 			via = append(via, resp.Request)

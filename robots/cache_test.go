@@ -427,6 +427,19 @@ func TestCacheFetchFuncAndLRU(t *testing.T) {
 	}
 }
 
+func TestCacheFetchFuncWithoutBody(t *testing.T) {
+	c := robots.NewCache(robots.Config{Fetch: func(context.Context, string) (*http.Response, error) {
+		return &http.Response{StatusCode: 200}, nil
+	}})
+	if p := policyAt(t, c, "https://a.test/", t0); p.Source() != robots.SourceFile {
+		t.Errorf("Source %v, want an empty file", p.Source())
+	}
+	c = robots.NewCache(robots.Config{Fetch: func(context.Context, string) (*http.Response, error) { return nil, nil }})
+	if p := policyAt(t, c, "https://a.test/", t0); p.Source() != robots.SourceUnreachable {
+		t.Errorf("Source %v, want unreachable for a nil response", p.Source())
+	}
+}
+
 type failingStore struct{ err error }
 
 func (s failingStore) Get(context.Context, string) (robots.Record, bool, error) {
@@ -449,10 +462,16 @@ func TestCacheStore(t *testing.T) {
 	if d, _ := p.Allowed("bot", "/x"); d.Allowed {
 		t.Error("policy from the store allows /x")
 	}
-	// An expired stored record is fetched again.
-	policyAt(t, robots.NewCache(robots.Config{Client: srv.Client(), Store: store}), srv.URL, t0.Add(robots.DefaultTTL))
+	// An expired stored record is fetched again...
+	policyAt(t, c1, srv.URL, t0.Add(robots.DefaultTTL))
 	if n.Load() != 2 {
 		t.Errorf("%d fetches, want a refetch of the expired record", n.Load())
+	}
+	// ...and a cache whose own copy expired takes the refreshed record
+	// from the store instead of fetching.
+	policyAt(t, c2, srv.URL, t0.Add(robots.DefaultTTL+time.Hour+time.Minute))
+	if n.Load() != 2 {
+		t.Errorf("%d fetches, want the second cache to use the refreshed stored record", n.Load())
 	}
 
 	// Store errors are reported and do not change the decision.
