@@ -1,0 +1,98 @@
+package simhash
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// maxHTMLToken bounds the tokenizer's buffer: a single tag or text run
+// longer than this is an error rather than unbounded memory.
+const maxHTMLToken = 4 << 20
+
+// FingerprintHTML returns the fingerprint of the visible text of an HTML
+// document with the default options. See Fingerprinter.FingerprintHTML.
+func FingerprintHTML(r io.Reader) (uint64, error) {
+	var f Fingerprinter
+	return f.FingerprintHTML(r)
+}
+
+// FingerprintHTML returns the fingerprint of the visible text of the HTML
+// document read from r, streaming it through the golang.org/x/net/html
+// tokenizer. The contents of head, script, style, noscript, template, svg,
+// math, iframe, object and nav elements are skipped: they are not page
+// text, or (nav) are boilerplate shared by every page of a site that would
+// make distinct pages look alike. Tags of inline elements (a, b, em, span,
+// ...) do not break words; all other tags do. Character references are
+// decoded. A single token (tag or text run) over 4 MiB is an error.
+func (f *Fingerprinter) FingerprintHTML(r io.Reader) (uint64, error) {
+	var st textState
+	st.init(f.shingle())
+	z := html.NewTokenizer(r)
+	z.SetMaxBuf(maxHTMLToken)
+	skip := 0 // depth inside skipped elements
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if err := z.Err(); !errors.Is(err, io.EOF) {
+				return 0, fmt.Errorf("simhash: reading HTML: %w", err)
+			}
+			return st.sum(), nil
+		case html.TextToken:
+			if skip == 0 {
+				st.writeBytes(z.Text())
+			}
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if a == atom.Body && tt == html.StartTagToken {
+				skip = 0 // an unclosed head or nav ends where the body starts
+			}
+			if skippedElement(a) && tt != html.SelfClosingTagToken {
+				if tt == html.StartTagToken {
+					skip++
+				} else if skip > 0 {
+					skip--
+				}
+			}
+			if !inlineElement(a) {
+				st.separate()
+			}
+		}
+	}
+}
+
+// separate ends the current token, if any.
+func (st *textState) separate() {
+	if st.tailLen > 0 {
+		st.tailLen = 0
+	}
+	if st.inToken {
+		st.inToken = false
+		st.endToken()
+	}
+}
+
+func skippedElement(a atom.Atom) bool {
+	switch a {
+	case atom.Head, atom.Script, atom.Style, atom.Noscript, atom.Template,
+		atom.Svg, atom.Math, atom.Iframe, atom.Object, atom.Nav:
+		return true
+	}
+	return false
+}
+
+func inlineElement(a atom.Atom) bool {
+	switch a {
+	case atom.A, atom.Abbr, atom.B, atom.Bdi, atom.Bdo, atom.Cite, atom.Code,
+		atom.Data, atom.Dfn, atom.Em, atom.I, atom.Kbd, atom.Mark, atom.Q,
+		atom.S, atom.Samp, atom.Small, atom.Span, atom.Strong, atom.Sub,
+		atom.Sup, atom.Time, atom.U, atom.Var, atom.Font:
+		return true
+	}
+	return false
+}

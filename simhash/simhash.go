@@ -1,0 +1,370 @@
+// Package simhash computes 64-bit SimHash fingerprints of text and finds
+// near-duplicates among millions of them.
+//
+// # Fingerprints
+//
+// A fingerprint is Charikar's similarity hash ("Similarity Estimation
+// Techniques from Rounding Algorithms", STOC 2002) over the text's
+// features: each feature hashes to 64 bits, every bit position sums +w for
+// features with that bit set and -w for the others (w is the feature's
+// weight, 1 by default, so a repeated feature counts once per repetition),
+// and bit i of the fingerprint is 1 where the sum is positive. For two
+// feature vectors at angle θ each bit differs with probability θ/π, so
+// similar texts get fingerprints a small Hamming distance apart.
+//
+// Features are word shingles. The text is split into tokens, maximal runs
+// of Unicode letters and digits (a combining mark continues a token),
+// lower-cased rune by rune with unicode.ToLower; everything else
+// separates tokens. Each window of Shingle consecutive tokens (default 3)
+// is one feature. All hashes are fixed and documented, so fingerprints are
+// stable across processes, platforms and releases:
+//
+//   - a token hashes to FNV-1a 64 of its lower-cased UTF-8 bytes;
+//   - a shingle of tokens t1..tn hashes to fmix64(g) where g starts at the
+//     FNV-64 offset basis and g = (g XOR h(ti)) · FNV-64 prime for each
+//     token in order, and fmix64 is MurmurHash3's 64-bit finalizer (so
+//     every input bit affects every output bit).
+//
+// Shingle size and short texts: one changed word alters up to Shingle
+// features, so larger shingles make a fingerprint more sensitive to small
+// edits and less to word-order-preserving vocabulary overlap. Long pages
+// have hundreds of features and a one-word edit moves a handful of bits
+// whatever the shingle size, but in a short text it is a large share of
+// the features: in the nine-word "The quick brown fox jumps over the lazy
+// dog", replacing one word changes 3 of 7 trigram features but only 1 of 9
+// unigram features. Use Shingle 1 for short texts (titles, snippets). A
+// text with fewer tokens than Shingle is one feature of all its tokens; a
+// text with no tokens has fingerprint 0.
+//
+// # Near-duplicate search
+//
+// [Index] stores (fingerprint, document id) pairs and returns every stored
+// fingerprint within K bits of a query (K ≤ 3 by default; Google used 3 for
+// 8 billion pages), using the permuted-table scheme of Manku, Jain and Das
+// Sarma ("Detecting Near-Duplicates for Web Crawling", WWW 2007); see
+// Index for the layout.
+package simhash
+
+import (
+	"math/bits"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// DefaultShingle is the number of tokens per feature when
+// Options.Shingle is zero.
+const DefaultShingle = 3
+
+// MaxShingle is the largest supported shingle size.
+const MaxShingle = 8
+
+// FNV-1a 64 parameters (http://www.isthe.com/chongo/tech/comp/fnv/).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// Distance returns the Hamming distance between two fingerprints: the
+// number of bit positions in which they differ.
+func Distance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+// Fingerprint returns the fingerprint of text with the default options
+// (3-word shingles, unit weights). It does not allocate.
+func Fingerprint(text string) uint64 {
+	var f Fingerprinter
+	return f.Fingerprint(text)
+}
+
+// Fingerprinter computes fingerprints with a chosen shingle size. The zero
+// value uses DefaultShingle. A Fingerprinter has no state between calls
+// and is safe for concurrent use.
+type Fingerprinter struct {
+	// Shingle is the number of consecutive tokens per feature, 1 to
+	// MaxShingle; zero means DefaultShingle and larger values are clamped
+	// to MaxShingle.
+	Shingle int
+}
+
+func (f *Fingerprinter) shingle() int {
+	switch {
+	case f == nil || f.Shingle <= 0:
+		return DefaultShingle
+	case f.Shingle > MaxShingle:
+		return MaxShingle
+	}
+	return f.Shingle
+}
+
+// Fingerprint returns the fingerprint of text. It does not allocate.
+func (f *Fingerprinter) Fingerprint(text string) uint64 {
+	var st textState
+	st.init(f.shingle())
+	st.writeString(text)
+	return st.sum()
+}
+
+// FingerprintBytes is Fingerprint for a byte slice.
+func (f *Fingerprinter) FingerprintBytes(text []byte) uint64 {
+	var st textState
+	st.init(f.shingle())
+	st.writeBytes(text)
+	return st.sum()
+}
+
+// textState is a streaming fingerprint of text: tokens may span several
+// write calls. It lives on the caller's stack.
+type textState struct {
+	acc      counter
+	ring     [MaxShingle]uint64 // hashes of the last tokens, ring[n%w]
+	w        int                // shingle size
+	n        int                // tokens completed
+	h        uint64             // hash of the token being read
+	inToken  bool
+	utf8Tail [utf8.UTFMax]byte // a rune split across writeBytes calls
+	tailLen  int
+	trace    *[]uint64 // tests: records token hashes when not nil
+}
+
+func (st *textState) init(w int) {
+	st.w = w
+	st.h = fnvOffset
+}
+
+// asciiClass maps an ASCII byte to its lower-case form if it is a letter
+// or digit, and to 0 if it separates tokens.
+var asciiClass = func() (t [128]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c] = c
+		t[c-'a'+'A'] = c
+	}
+	return t
+}()
+
+func (st *textState) writeString(s string) {
+	h, in := st.h, st.inToken
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			if l := asciiClass[c]; l != 0 {
+				h = (h ^ uint64(l)) * fnvPrime
+				in = true
+			} else if in {
+				st.h = h
+				st.endToken()
+				h, in = fnvOffset, false
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		h, in = st.rune(r, h, in)
+	}
+	st.h, st.inToken = h, in
+}
+
+func (st *textState) writeBytes(b []byte) {
+	// Complete a rune split by the previous call.
+	for st.tailLen > 0 && len(b) > 0 {
+		st.utf8Tail[st.tailLen] = b[0]
+		st.tailLen++
+		b = b[1:]
+		if utf8.FullRune(st.utf8Tail[:st.tailLen]) || st.tailLen == utf8.UTFMax {
+			r, _ := utf8.DecodeRune(st.utf8Tail[:st.tailLen])
+			st.tailLen = 0
+			st.h, st.inToken = st.rune(r, st.h, st.inToken)
+		}
+	}
+	// Hold back an incomplete rune at the end.
+	end := len(b)
+	for j := len(b) - 1; j >= 0 && j >= len(b)-utf8.UTFMax; j-- {
+		if utf8.RuneStart(b[j]) {
+			if !utf8.FullRune(b[j:]) {
+				end = j
+			}
+			break
+		}
+	}
+	st.writeString(unsafeString(b[:end]))
+	st.tailLen = copy(st.utf8Tail[:], b[end:])
+}
+
+// rune handles one non-ASCII rune.
+func (st *textState) rune(r rune, h uint64, in bool) (uint64, bool) {
+	if unicode.IsLetter(r) || unicode.IsDigit(r) || (in && unicode.IsMark(r)) {
+		var buf [utf8.UTFMax]byte
+		n := utf8.EncodeRune(buf[:], unicode.ToLower(r))
+		for _, b := range buf[:n] {
+			h = (h ^ uint64(b)) * fnvPrime
+		}
+		return h, true
+	}
+	if in {
+		st.h = h
+		st.endToken()
+	}
+	return fnvOffset, false
+}
+
+// endToken completes the token whose hash is st.h and emits the shingle
+// it completes.
+func (st *textState) endToken() {
+	if st.trace != nil {
+		*st.trace = append(*st.trace, st.h)
+	}
+	st.ring[st.n%st.w] = st.h
+	st.n++
+	st.h = fnvOffset
+	if st.n >= st.w {
+		st.acc.add(st.shingleHash(st.w))
+	}
+}
+
+// shingleHash combines the last k token hashes, oldest first.
+func (st *textState) shingleHash(k int) uint64 {
+	g := uint64(fnvOffset)
+	for j := st.n - k; j < st.n; j++ {
+		g = (g ^ st.ring[j%st.w]) * fnvPrime
+	}
+	return fmix64(g)
+}
+
+func (st *textState) sum() uint64 {
+	if st.inToken {
+		st.inToken = false
+		st.endToken()
+	}
+	if st.tailLen > 0 { // an incomplete rune at the very end separates
+		st.tailLen = 0
+	}
+	if st.n > 0 && st.n < st.w {
+		st.acc.add(st.shingleHash(st.n))
+	}
+	return st.acc.sum()
+}
+
+// fmix64 is MurmurHash3's 64-bit finalizer.
+func fmix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// counter accumulates unit-weight features. Bit counts are kept eight to a
+// word (one byte lane per bit position) and flushed to 32-bit totals every
+// 255 features, so adding a feature costs eight table lookups and adds
+// instead of 64 branches.
+type counter struct {
+	lanes  [8]uint64 // lanes[j] byte i counts ones of bit 8j+i
+	ones   [64]int32
+	n      int32 // features added
+	inLane int32 // features in lanes since the last flush
+}
+
+// spread[b] has byte i equal to bit i of b.
+var spread = func() (t [256]uint64) {
+	for b := range t {
+		for i := 0; i < 8; i++ {
+			t[b] |= uint64(b>>i&1) << (8 * i)
+		}
+	}
+	return t
+}()
+
+func (c *counter) add(h uint64) {
+	c.lanes[0] += spread[byte(h)]
+	c.lanes[1] += spread[byte(h>>8)]
+	c.lanes[2] += spread[byte(h>>16)]
+	c.lanes[3] += spread[byte(h>>24)]
+	c.lanes[4] += spread[byte(h>>32)]
+	c.lanes[5] += spread[byte(h>>40)]
+	c.lanes[6] += spread[byte(h>>48)]
+	c.lanes[7] += spread[byte(h>>56)]
+	c.n++
+	c.inLane++
+	if c.inLane == 255 {
+		c.flush()
+	}
+}
+
+func (c *counter) flush() {
+	for j, l := range c.lanes {
+		for i := 0; i < 8; i++ {
+			c.ones[8*j+i] += int32(byte(l >> (8 * i)))
+		}
+	}
+	c.lanes = [8]uint64{}
+	c.inLane = 0
+}
+
+// sum sets bit i where more than half of the features have bit i set
+// (the sum of ±1 is positive).
+func (c *counter) sum() uint64 {
+	c.flush()
+	var fp uint64
+	for i, o := range c.ones {
+		if 2*o > c.n {
+			fp |= 1 << i
+		}
+	}
+	return fp
+}
+
+// Accumulator builds a fingerprint from caller-chosen features and
+// weights, for callers with their own features (for example TF-IDF
+// weighted terms). The zero value is empty and ready to use.
+type Accumulator struct {
+	v [64]int64
+}
+
+// Add adds a feature with 64-bit hash h and weight w. The hash should be
+// well mixed (every bit equally likely); FeatureHash provides one for
+// strings.
+func (a *Accumulator) Add(h uint64, w int64) {
+	for i := range a.v {
+		if h>>i&1 != 0 {
+			a.v[i] += w
+		} else {
+			a.v[i] -= w
+		}
+	}
+}
+
+// Sum returns the fingerprint of the features added: bit i is 1 where the
+// weighted sum is positive.
+func (a *Accumulator) Sum() uint64 {
+	var fp uint64
+	for i, s := range a.v {
+		if s > 0 {
+			fp |= 1 << i
+		}
+	}
+	return fp
+}
+
+// Reset empties the accumulator.
+func (a *Accumulator) Reset() { a.v = [64]int64{} }
+
+// FeatureHash returns the hash this package uses for a one-token feature
+// s (s should already be lower-cased): fmix64 of the shingle combination of
+// FNV-1a 64 of s. Fingerprint(s) with Shingle 1 of a one-token text equals
+// the fingerprint of an Accumulator holding only FeatureHash(s) with
+// weight 1.
+func FeatureHash(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return fmix64((fnvOffset ^ h) * fnvPrime)
+}
+
+// unsafeString views b as a string without copying; the result must not
+// outlive the call that b was lent to.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
