@@ -334,7 +334,22 @@ func (w *Web) Seeds() []string {
 }
 
 // HostName returns the name of virtual host i, such as "h0042.test".
-func HostName(i int) string { return fmt.Sprintf("h%04d.test", i) }
+func HostName(i int) string {
+	if i < 0 {
+		return fmt.Sprintf("h%04d.test", i)
+	}
+	var b [24]byte
+	n := len(b) - len(".test")
+	copy(b[n:], ".test")
+	for d := 0; d < 4 || i > 0; d++ {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	n--
+	b[n] = 'h'
+	return string(b[n:])
+}
 
 // HostInfo describes one virtual host.
 type HostInfo struct {

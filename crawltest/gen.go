@@ -80,6 +80,7 @@ type generator struct {
 	delay     time.Duration
 	noTraps   bool
 	sentences []string
+	groups    [len(robotsNames)][]robotsGroup // robotsGroups of each variant
 	bufs      sync.Pool
 }
 
@@ -93,6 +94,9 @@ func newGenerator(cfg *Config) *generator {
 		variants: cfg.RobotsVariants,
 		delay:    cfg.CrawlDelay,
 		noTraps:  cfg.NoTraps,
+	}
+	for v := range g.groups {
+		g.groups[v] = robotsGroups(RobotsVariant(v), g.agent)
 	}
 	g.bufs.New = func() any {
 		b := make([]byte, 0, 32<<10)
@@ -156,10 +160,15 @@ func parseIndex(s string) (int, bool) {
 
 func (g *generator) robots(h int) RobotsVariant { return g.variants[h%len(g.variants)] }
 
+// allowed reports whether host h's robots.txt allows target to the token.
+func (g *generator) allowed(h int, token, target string) bool {
+	v := g.robots(h)
+	return robotsAllowed(v, g.groups[v], token, target)
+}
+
 // crawlDelay returns the Crawl-delay host h asks of the product token.
 func (g *generator) crawlDelay(h int, token string) time.Duration {
-	v := g.robots(h)
-	if grp := selectGroup(robotsGroups(v, g.agent), token); grp != nil && grp.delay {
+	if grp := selectGroup(g.groups[g.robots(h)], token); grp != nil && grp.delay {
 		return g.delay
 	}
 	return 0
@@ -474,7 +483,7 @@ func (g *generator) pageLinks(h, n int, hrefs bool) []link {
 	}
 	add(link{kind: linkPage, place: placeNav, host: h, nd: home, text: "Home"}, spellRootRelative, 0)
 	for s := 1; s <= len(sections) && s < g.pages; s++ {
-		add(link{kind: linkPage, place: placeNav, host: h, nd: node{s, variantPrimary}, text: navTitle(s)}, spellRootRelative, 0)
+		add(link{kind: linkPage, place: placeNav, host: h, nd: node{s, variantPrimary}, text: navTitles[s-1]}, spellRootRelative, 0)
 	}
 	// Body links: half inline in the prose, the rest in a list.
 	r := rng(g.hash(saltLinks, uint64(h), uint64(b)))
@@ -515,11 +524,8 @@ func (g *generator) pageLinks(h, n int, hrefs bool) []link {
 	return links
 }
 
-func navTitle(s int) string {
-	name := sections[(s-1)%len(sections)]
-	name = strings.TrimPrefix(name, "~")
-	return strings.ToUpper(name[:1]) + name[1:]
-}
+// navTitles are the navigation's names of the sections.
+var navTitles = [len(sections)]string{"Docs", "Blog", "News", "Team", "Shop", "Private", "Notes", "Guides"}
 
 // getBuf and putBuf recycle page buffers.
 func (g *generator) getBuf() *[]byte { return g.bufs.Get().(*[]byte) }

@@ -144,17 +144,17 @@ func selectGroup(groups []robotsGroup, token string) *robotsGroup {
 }
 
 // robotsAllowed decides whether target (path and query) is allowed for the
-// product token under variant v, following RFC 9309: the longest matching
+// product token under variant v with the given groups, following RFC 9309: the longest matching
 // pattern wins, Allow wins a tie (§2.2.2), /robots.txt is always allowed
 // (§2.2.2), and an unavailable robots.txt disallows everything (§2.3.1.4).
-func robotsAllowed(v RobotsVariant, agent, token, target string) bool {
+func robotsAllowed(v RobotsVariant, groups []robotsGroup, token, target string) bool {
 	if target == "/robots.txt" {
 		return true
 	}
 	if v == RobotsUnavailable {
 		return false
 	}
-	g := selectGroup(robotsGroups(v, agent), token)
+	g := selectGroup(groups, token)
 	if g == nil {
 		return true
 	}

@@ -55,8 +55,8 @@ func (w *Web) Truth() *Truth { return w.TruthFor(w.cfg.Agent, w.cfg.MaxDepth) }
 // TruthFor returns the ground truth for a crawler with the given robots.txt
 // product token that follows links up to maxDepth hops from the seeds (0
 // or less: no bound). It generates the link graph of every reachable page,
-// so it costs time proportional to the size of the web (about a second per
-// 100 000 pages).
+// so it costs time proportional to the size of the web (0.5–2 s per
+// 100 000 pages on a 2-core machine).
 func (w *Web) TruthFor(agent string, maxDepth int) *Truth {
 	g := w.gen
 	if maxDepth < 0 {
@@ -86,7 +86,7 @@ func (w *Web) TruthFor(agent string, maxDepth int) *Truth {
 		queue = queue[1:]
 		target := g.target(it.h, it.nd)
 		url := "http://" + HostName(it.h) + target
-		if !robotsAllowed(g.robots(it.h), g.agent, agent, target) {
+		if !g.allowed(it.h, agent, target) {
 			blocked[url] = true
 			continue
 		}
