@@ -176,6 +176,7 @@ func TestIndexConcurrentReadsAndAdds(t *testing.T) {
 	done := make(chan struct{})
 	for g := 0; g < 3; g++ {
 		wg.Add(1)
+		r := rand.New(rand.NewPCG(uint64(g), 1)) // one source per reader
 		go func() {
 			defer wg.Done()
 			for {
