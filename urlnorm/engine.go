@@ -27,8 +27,11 @@ type engine struct {
 // behaviour of that mode is keyed on engine.whatwg.
 var whatwgOptions = Options{}
 
-func newEngine(o *Options) engine {
-	e := engine{o: o, maxLen: o.MaxLength}
+// init prepares e for the options o.
+func (e *engine) init(o *Options) {
+	e.o = o
+	e.whatwg = false
+	e.maxLen = o.MaxLength
 	if e.maxLen == 0 {
 		e.maxLen = DefaultMaxLength
 	}
@@ -36,33 +39,28 @@ func newEngine(o *Options) engine {
 	if o.EncodeInvalidChars {
 		set = cInvalid
 	}
-	e.path = newEscaper(set, o.UppercaseEscapes, o.DecodeUnreservedEscapes, o.EscapeStrayPercent, o.LowercasePath)
-	e.user = newEscaper(set|cAt, o.UppercaseEscapes, o.DecodeUnreservedEscapes, o.EscapeStrayPercent, false)
+	e.path.init(set, o.UppercaseEscapes, o.DecodeUnreservedEscapes, o.EscapeStrayPercent, o.LowercasePath)
+	e.user.init(set|cAt, o.UppercaseEscapes, o.DecodeUnreservedEscapes, o.EscapeStrayPercent, false)
 	qUpper := o.UppercaseEscapes && o.QueryEscapes
 	qDecode := o.DecodeUnreservedEscapes && o.QueryEscapes
-	e.query = newEscaper(set, qUpper, qDecode, o.EscapeStrayPercent, false)
-	e.frag = e.query
+	e.query.init(set, qUpper, qDecode, o.EscapeStrayPercent, false)
 	if set != 0 {
 		// A second '#' cannot stand in a fragment (RFC 3986 §3.5).
-		e.frag = newEscaper(set|cHash, qUpper, qDecode, o.EscapeStrayPercent, false)
+		set |= cHash
 	}
+	e.frag.init(set, qUpper, qDecode, o.EscapeStrayPercent, false)
 	e.dots = o.RemoveDotSegments
 	e.dropParams = len(o.DropParams) > 0
 	e.perParam = o.SortQuery || o.RemoveEmptyParams || o.RemoveEmptyParamValue || e.dropParams
-	return e
 }
 
-func newWhatwgEngine() engine {
-	return engine{
-		o:      &whatwgOptions,
-		whatwg: true,
-		maxLen: DefaultMaxLength,
-		user:   newEscaper(cWUserinfo, false, false, false, false),
-		path:   newEscaper(cWPath, false, false, false, false),
-		query:  newEscaper(cWQuery, false, false, false, false),
-		frag:   newEscaper(cWFragment, false, false, false, false),
-		dots:   true,
-	}
+// initWhatwg prepares e for Resolve.
+func (e *engine) initWhatwg() {
+	*e = engine{o: &whatwgOptions, whatwg: true, maxLen: DefaultMaxLength, dots: true}
+	e.user.init(cWUserinfo, false, false, false, false)
+	e.path.init(cWPath, false, false, false, false)
+	e.query.init(cWQuery, false, false, false, false)
+	e.frag.init(cWFragment, false, false, false, false)
 }
 
 // escaper rewrites one URL component's characters: it percent-encodes the
@@ -77,13 +75,11 @@ type escaper struct {
 	lower  bool
 }
 
-func newEscaper(set uint16, upper, decode, stray, lower bool) escaper {
-	e := escaper{set: set, upper: upper, decode: decode, stray: stray, lower: lower}
-	e.stop = set | cPercent
+func (e *escaper) init(set uint16, upper, decode, stray, lower bool) {
+	*e = escaper{set: set, stop: set | cPercent, upper: upper, decode: decode, stray: stray, lower: lower}
 	if lower {
 		e.stop |= cUpper
 	}
-	return e
 }
 
 // appendTo writes s to b, rewritten.
@@ -456,13 +452,18 @@ func (e *engine) appendPath(b []byte, dir string, hasDir bool, segs string, hasP
 // appendSegments writes the segments of s, each as "/" + segment. When
 // lastIsLast, the final segment of s is the path's last.
 func (e *engine) appendSegments(b []byte, pathStart int, s string, special, lastIsLast bool) []byte {
+	// Backslashes are rare; only when one is present does the separator
+	// search need to look for both.
+	backslash := special && strings.IndexByte(s, '\\') >= 0
 	for {
-		end := len(s)
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c == '/' || (special && c == '\\') {
+		end := strings.IndexByte(s, '/')
+		if backslash {
+			if i := strings.IndexByte(s, '\\'); i >= 0 && (end < 0 || i < end) {
 				end = i
-				break
 			}
+		}
+		if end < 0 {
+			end = len(s)
 		}
 		b = e.appendSegment(b, pathStart, s[:end], lastIsLast && end == len(s))
 		if end == len(s) {
@@ -612,7 +613,7 @@ func (e *engine) appendQuery(b []byte, q string) []byte {
 	if !e.perParam {
 		b = e.query.appendTo(b, q)
 	} else {
-		var paramsArr [32]param
+		var paramsArr [16]param
 		params := paramsArr[:0]
 		for {
 			amp := strings.IndexByte(q, '&')

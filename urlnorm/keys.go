@@ -36,7 +36,8 @@ func Host(u *url.URL) string {
 	if special {
 		scheme = strings.ToLower(scheme)
 	}
-	e := newEngine(&hostOptions)
+	var e engine
+	e.init(&hostOptions)
 	var buf [128]byte
 	b, err := e.appendAuthority(buf[:0], u.Host, scheme, special, u.Host)
 	if err != nil {
@@ -53,7 +54,8 @@ func Host(u *url.URL) string {
 // Normalize would return for a malformed authority or an unsupported
 // scheme.
 func HostOf(rawURL string) (string, error) {
-	e := newEngine(&hostOptions)
+	var e engine
+	e.init(&hostOptions)
 	if e.maxLen > 0 && len(rawURL) > e.maxLen {
 		return "", newError(ErrTooLong, rawURL, "URL too long")
 	}

@@ -12,7 +12,8 @@ import "strings"
 // For the predefined profiles the result is a fixed point:
 // o.Normalize(o.Normalize(x)) returns the same string.
 func (o *Options) Normalize(rawURL string) (string, error) {
-	e := newEngine(o)
+	var e engine
+	e.init(o)
 	var buf [512]byte
 	b, err := e.normalize(buf[:0], rawURL)
 	if err != nil {

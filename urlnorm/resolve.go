@@ -84,7 +84,8 @@ func splitSerialized(s string) basePart {
 // resolve implements Resolve and ResolveString. special is false when the
 // result is a URL of another scheme, returned unresolved.
 func resolve(base string, hasBase bool, ref string) (string, bool, error) {
-	e := newWhatwgEngine()
+	var e engine
+	e.initWhatwg()
 	if len(ref) > e.maxLen {
 		return "", false, newError(ErrTooLong, ref, "longer than "+strconv.Itoa(e.maxLen)+" bytes")
 	}
