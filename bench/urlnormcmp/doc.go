@@ -1,0 +1,8 @@
+// Package urlnormcmp compares urlnorm with github.com/PuerkitoBio/purell in
+// benchmarks. It is a separate module so that purell never becomes a
+// dependency of the crawlkit SDK; it holds no code besides its tests.
+//
+// Run from this directory:
+//
+//	go test -run '^$' -bench . -benchtime 2s -count 3 -cpu 1
+package urlnormcmp
