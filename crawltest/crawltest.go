@@ -80,7 +80,8 @@ type Config struct {
 	PagesPerHost int
 	// LinksPerPage is the number of links from each page's text to other
 	// pages (default 10). Navigation, footer, junk and trap links come on
-	// top.
+	// top. Pages stay within 10–30 KB up to about 40 links per page; more
+	// links make them longer.
 	LinksPerPage int
 	// Seed selects the web: the same Seed and sizes give the same web.
 	Seed int64
@@ -106,9 +107,9 @@ type Config struct {
 
 	// MinGap is the shortest allowed time between the end of one request
 	// to a host and the start of the next; a request that comes sooner
-	// counts as a spacing violation. A host's Crawl-delay, where it has
-	// one, raises the gap for that host. Zero means only Crawl-delay is
-	// enforced.
+	// counts as a spacing violation (see Report for when a request ends).
+	// A host's Crawl-delay, where it has one, raises the gap for that
+	// host. Zero means only Crawl-delay is enforced.
 	MinGap time.Duration
 	// MaxPerHost is the number of requests to one host that may be in
 	// flight at once before further requests count as concurrency

@@ -537,6 +537,13 @@ func (g *generator) putBuf(b *[]byte) {
 	}
 }
 
+// Page sizes: the whole page aims at [pageMin, pageMax), leaving room
+// below 30 KB for the last block of prose to overshoot.
+const (
+	pageMin = 10<<10 + 256
+	pageMax = 30<<10 - 1600
+)
+
 // renderPage appends the HTML of page (h, nd) to buf. The print and index
 // variants render exactly the bytes of their primary page, so they are
 // exact duplicates under another URL; pages of a near-duplicate cluster
@@ -545,10 +552,33 @@ func (g *generator) putBuf(b *[]byte) {
 func (g *generator) renderPage(buf []byte, h int, nd node) []byte {
 	n := nd.n
 	b := clusterBase(n)
-	title := g.title(h, n)
 	links := g.pageLinks(h, n, true)
-
 	r := rng(g.hash(saltBody, uint64(h), uint64(b)))
+	start := len(buf)
+	buf = g.appendHead(buf, h, n, links, &r)
+	tailAt := len(buf)
+	buf = appendTail(buf, h, links)
+	tail := string(buf[tailAt:])
+	buf = buf[:tailAt]
+
+	// The prose fills the page up to its size target. The target and the
+	// room taken by head and tail are those of the cluster's first page,
+	// so that every member of a cluster gets the same prose.
+	overhead := len(tail) + tailAt - start
+	if b != n {
+		bl := g.pageLinks(h, b, true)
+		br := rng(g.hash(saltBody, uint64(h), uint64(b)))
+		scratch := g.appendHead(nil, h, b, bl, &br)
+		overhead = len(appendTail(scratch, h, bl))
+	}
+	want := pageMin + int(g.hash(saltSize, uint64(h), uint64(b))%(pageMax-pageMin)) - overhead
+	buf = g.appendProse(buf, h, links, &r, want)
+	return append(buf, tail...)
+}
+
+// appendHead appends everything before the prose.
+func (g *generator) appendHead(buf []byte, h, n int, links []link, r *rng) []byte {
+	title := g.title(h, n)
 	buf = append(buf, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"...)
 	buf = append(buf, title...)
 	buf = append(buf, "</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"description\" content=\""...)
@@ -574,13 +604,13 @@ func (g *generator) renderPage(buf []byte, h int, nd node) []byte {
 	buf = append(buf, '-')
 	buf = appendTwo(buf, int(d>>8%28)+1)
 	buf = append(buf, " · edition "...)
-	buf = strconv.AppendInt(buf, int64(n-b+1), 10)
-	buf = append(buf, "</p>\n"...)
+	buf = strconv.AppendInt(buf, int64(n-clusterBase(n)+1), 10)
+	return append(buf, "</p>\n"...)
+}
 
-	// Prose: paragraphs, headings and lists until the size target is met
-	// and every inline link has been placed. Only bytes that are the same
-	// across a near-duplicate cluster count towards the target.
-	size := 8000 + int(g.hash(saltSize, uint64(h), uint64(b))%19000)
+// appendProse appends paragraphs, headings and lists until size bytes are
+// written and every inline link has been placed.
+func (g *generator) appendProse(buf []byte, h int, links []link, r *rng, size int) []byte {
 	start := len(buf)
 	li := 0
 	for len(buf)-start < size || li < len(links) && hasPlace(links[li:], placeInline) {
@@ -621,6 +651,11 @@ func (g *generator) renderPage(buf []byte, h int, nd node) []byte {
 			buf = append(buf, "</p>\n"...)
 		}
 	}
+	return buf
+}
+
+// appendTail appends everything after the prose.
+func appendTail(buf []byte, h int, links []link) []byte {
 	buf = append(buf, "<h2>Related reading</h2>\n<ul class=\"related\">\n"...)
 	for _, l := range links {
 		if l.place == placeList {
@@ -639,8 +674,7 @@ func (g *generator) renderPage(buf []byte, h int, nd node) []byte {
 	}
 	buf = append(buf, "</ul>\n<p class=\"copyright\">© 2026 "...)
 	buf = append(buf, HostName(h)...)
-	buf = append(buf, ". All rights reserved.</p>\n</footer>\n</body>\n</html>\n"...)
-	return buf
+	return append(buf, ". All rights reserved.</p>\n</footer>\n</body>\n</html>\n"...)
 }
 
 func hasPlace(links []link, place uint8) bool {

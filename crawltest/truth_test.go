@@ -325,6 +325,9 @@ func TestTruthMatchesCrawl(t *testing.T) {
 					}
 				case p.status == http.StatusOK:
 					got = append(got, u)
+					if len(p.body) < 10<<10 || len(p.body) > 30<<10 {
+						t.Errorf("%s: %d bytes, want 10–30 KB", u, len(p.body))
+					}
 				case p.status == http.StatusNotFound:
 					broken = append(broken, u)
 				default:
