@@ -153,8 +153,9 @@ type Candidate struct {
 	// URL is the absolute, preferably normalized, URL to judge.
 	URL string
 	// Source is the URL of the page the link was found on, or "" for a
-	// seed. The calendar rule uses it to tell a walk through a calendar
-	// (a date page linking to the next date page) from a list of dates.
+	// seed. The calendar and growing-param rules use it to tell a walk
+	// (a date page linking to the next date, a search linking to its own
+	// refinement) from a list of dates or searches on another page.
 	Source string
 	// Depth is the number of links followed from a seed to reach URL
 	// (seeds have depth 0). Only the hop-depth rule uses it.
