@@ -116,7 +116,7 @@ func (f *Fingerprinter) FingerprintBytes(text []byte) uint64 {
 // write calls. It lives on the caller's stack.
 type textState struct {
 	acc      counter
-	ring     [MaxShingle]uint64 // hashes of the last tokens, ring[n%w]
+	last     [MaxShingle]uint64 // hashes of the last tokens, newest at the end
 	w        int                // shingle size
 	n        int                // tokens completed
 	h        uint64             // hash of the token being read
@@ -216,7 +216,8 @@ func (st *textState) endToken() {
 	if st.trace != nil {
 		*st.trace = append(*st.trace, st.h)
 	}
-	st.ring[st.n%st.w] = st.h
+	copy(st.last[:], st.last[1:])
+	st.last[MaxShingle-1] = st.h
 	st.n++
 	st.h = fnvOffset
 	if st.n >= st.w {
@@ -227,8 +228,8 @@ func (st *textState) endToken() {
 // shingleHash combines the last k token hashes, oldest first.
 func (st *textState) shingleHash(k int) uint64 {
 	g := uint64(fnvOffset)
-	for j := st.n - k; j < st.n; j++ {
-		g = (g ^ st.ring[j%st.w]) * fnvPrime
+	for _, t := range st.last[MaxShingle-k:] {
+		g = (g ^ t) * fnvPrime
 	}
 	return fmix64(g)
 }
