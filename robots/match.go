@@ -249,7 +249,7 @@ func (m *matcher) match(path string) int32 {
 		if pos == len(path) {
 			break
 		}
-		i := bytes.IndexByte(n.first, path[pos])
+		i := childIndex(n.first, path[pos])
 		if i < 0 {
 			break
 		}
@@ -270,9 +270,40 @@ func (m *matcher) match(path string) int32 {
 	return m.rules[best].idx
 }
 
+// childIndex returns the index of c in first, or -1. Most nodes have a
+// handful of children, for which a plain loop beats the call into
+// bytes.IndexByte.
+func childIndex(first []byte, c byte) int {
+	if len(first) > 16 {
+		return bytes.IndexByte(first, c)
+	}
+	for i, f := range first {
+		if f == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// fewWild is the number of wildcard rules at a node below which they are
+// matched directly, without building the path's bigram set.
+const fewWild = 4
+
 // tryWild tries n's wildcard rules against path[pos:] and returns the new
 // best rule.
 func (m *matcher) tryWild(n *node, path string, pos int, best int32, set *gramSet, setOK *bool) int32 {
+	if len(n.wild) < fewWild {
+		for _, ci := range n.wild {
+			r := &m.rules[ci]
+			if best >= 0 && !r.better(&m.rules[best]) {
+				break
+			}
+			if globMatch(r.segs, r.anchored, path[pos:]) {
+				return ci
+			}
+		}
+		return best
+	}
 	if !*setOK {
 		set.addString(path)
 		*setOK = true
@@ -324,7 +355,7 @@ func globMatch(segs []string, anchored bool, s string) bool {
 // bit tests instead of a substring search.
 type gramSet [16]uint64
 
-func gramHash(a, b byte) uint16 { return (uint16(a)*37 ^ uint16(b)*101) & 1023 }
+func gramHash(a, b byte) uint16 { return (uint16(a)<<3 ^ uint16(b)) & 1023 }
 
 func (g *gramSet) addString(s string) {
 	for i := 1; i < len(s); i++ {

@@ -2,6 +2,8 @@ package robots_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +267,98 @@ func TestAgentRulesAreSharedAndConcurrent(t *testing.T) {
 				t.Fatalf("concurrent Allowed(%q) = %v, sequential %v", urls[i], got[i], want[i])
 			}
 		}
+	}
+}
+
+// refMatch is a direct reading of RFC 9309 §2.2.2–2.2.3 for patterns and
+// paths without escapes: "*" matches any sequence, a final "$" the end, and
+// the pattern is anchored at the start of the path.
+func refMatch(pat, path string) bool {
+	if pat == "" {
+		return true
+	}
+	if pat == "$" {
+		return path == ""
+	}
+	if pat[0] == '*' {
+		for i := 0; i <= len(path); i++ {
+			if refMatch(pat[1:], path[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	return path != "" && path[0] == pat[0] && refMatch(pat[1:], path[1:])
+}
+
+// refAllowed is the brute-force decision: the longest matching pattern
+// wins, Allow wins a tie, no match allows.
+func refAllowed(rules []robots.Rule, path string) bool {
+	best, allowed := -1, true
+	for _, r := range rules {
+		if !refMatch(r.Pattern, path) {
+			continue
+		}
+		if n := len(r.Pattern); n > best || n == best && r.Allow {
+			best, allowed = n, r.Allow
+		}
+	}
+	return allowed
+}
+
+// TestCompiledMatcherAgreesWithBruteForce checks the radix tree, the bigram
+// filter, duplicate folding and the pruning of wildcard rules against a
+// brute-force reading of the RFC on random files, with few and with many
+// wildcard rules per tree node.
+func TestCompiledMatcherAgreesWithBruteForce(t *testing.T) {
+	r := rand.New(rand.NewSource(2022))
+	pick := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.Intn(len(alphabet))]
+		}
+		return string(b)
+	}
+	disallowed, total := 0, 0
+	for iter := 0; iter < 400; iter++ {
+		var body strings.Builder
+		body.WriteString("User-agent: *\n")
+		nrules := 1 + r.Intn(6)
+		if iter%4 == 0 {
+			nrules = 20 + r.Intn(40) // many wildcard rules share nodes
+		}
+		for i := 0; i < nrules; i++ {
+			pat := "/" + pick("ab/*", r.Intn(6))
+			if r.Intn(4) == 0 {
+				pat += "$"
+			}
+			kind := "Disallow"
+			if r.Intn(2) == 0 {
+				kind = "Allow"
+			}
+			fmt.Fprintf(&body, "%s: %s\n", kind, pat)
+		}
+		p := robots.ParseString(body.String())
+		a, err := p.Agent("bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 40; j++ {
+			path := "/" + pick("ab/", r.Intn(9))
+			if path == "/robots.txt" {
+				continue
+			}
+			got, want := a.Allowed(path).Allowed, refAllowed(p.Rules(), path)
+			if got != want {
+				t.Fatalf("file:\n%s\npath %q: allowed=%v, brute force %v (%+v)", body.String(), path, got, want, a.Allowed(path))
+			}
+			total++
+			if !want {
+				disallowed++
+			}
+		}
+	}
+	if disallowed == 0 || disallowed == total {
+		t.Fatalf("%d of %d disallowed; the comparison needs both answers", disallowed, total)
 	}
 }
