@@ -15,11 +15,9 @@
 // its UTF-8 bytes; see [Key]), to a 64-bit key. All filter positions are
 // derived from that key by double hashing (Kirsch and Mitzenmacher, "Less
 // Hashing, Same Performance", ESA 2006), so the cost per operation does not
-// grow with URL length and a caller that already holds a stable key (for
-// example urlnorm.Key of the normalized URL) can pass it directly with
-// [Set.TestAndAddKey]. Use one or the other consistently for a given set:
-// the string methods and the key methods agree only when the key is
-// bloom.Key of the string.
+// grow with URL length, and a caller that already holds the key can pass
+// it directly with [Set.TestAndAddKey]. urlnorm.Key is the same function,
+// so TestAndAdd(u) and TestAndAddKey(urlnorm.Key(u)) are interchangeable.
 //
 // # Guarantees
 //

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 func mustNew(t testing.TB, opts Options) *Set {
@@ -259,6 +261,16 @@ func TestKeyIsXXH64(t *testing.T) {
 	} {
 		if got := Key(s); got != want {
 			t.Errorf("Key(%q) = %#x, want %#x", s, got, want)
+		}
+	}
+}
+
+func TestKeyAgreesWithURLNorm(t *testing.T) {
+	// Callers holding urlnorm keys may use TestAndAddKey interchangeably
+	// with TestAndAdd on the same normalized URL.
+	for _, u := range []string{"", "https://example.com/", "http://a.test/x?y=1", url(12345)} {
+		if Key(u) != urlnorm.Key(u) {
+			t.Errorf("Key(%q) = %#x, urlnorm.Key = %#x", u, Key(u), urlnorm.Key(u))
 		}
 	}
 }
