@@ -62,6 +62,9 @@ const noGram = 0xFFFF
 type matcher struct {
 	root  node
 	rules []crule
+	// wildSeen maps a wildcard rule's literal prefix, verdict and
+	// remainder to its compiled index, to fold duplicates in constant time.
+	wildSeen map[string]int32
 }
 
 func newNode(label string) *node { return &node{label: label, pre: -1, exact: -1} }
@@ -114,14 +117,19 @@ func (m *matcher) add(r Rule, i int32) {
 	case wild:
 		// An identical wildcard rule already at this node makes one of the
 		// two redundant: keep the better.
-		for k, o := range n.wild {
-			if m.rules[o].sameMatch(&c) {
-				if c.better(&m.rules[o]) {
-					n.wild[k] = ci
-				}
-				return
+		key := wildKey(canon(prefix), &c)
+		if o, ok := m.wildSeen[key]; ok {
+			if c.better(&m.rules[o]) {
+				k := slices.Index(n.wild, o)
+				n.wild[k] = ci
+				m.wildSeen[key] = ci
 			}
+			return
 		}
+		if m.wildSeen == nil {
+			m.wildSeen = make(map[string]int32)
+		}
+		m.wildSeen[key] = ci
 		n.wild = append(n.wild, ci)
 	case c.anchored:
 		if n.exact < 0 || c.better(&m.rules[n.exact]) {
@@ -134,10 +142,26 @@ func (m *matcher) add(r Rule, i int32) {
 	}
 }
 
-// sameMatch reports whether a and b match the same paths with the same
-// verdict (their literal prefixes being equal).
-func (a *crule) sameMatch(b *crule) bool {
-	return a.allow == b.allow && a.anchored == b.anchored && slices.Equal(a.segs, b.segs)
+// wildKey identifies what a wildcard rule matches and its verdict.
+// Canonical strings never contain a raw NUL (it is percent-encoded), so NUL
+// separates the parts unambiguously.
+func wildKey(prefix string, c *crule) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteByte(0)
+	flags := byte('0')
+	if c.allow {
+		flags |= 1
+	}
+	if c.anchored {
+		flags |= 2
+	}
+	b.WriteByte(flags)
+	for _, s := range c.segs {
+		b.WriteByte(0)
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 // specificity is the octet length of a pattern as written, counting each

@@ -33,7 +33,6 @@ type builder struct {
 	cur     int  // index of the current group in p.groups
 
 	pending []string // agents of the current group with no Crawl-delay yet
-	delayed []string // agents the latest Crawl-delay line applied to
 }
 
 // parse reads body into p. It runs in time linear in len(body).
@@ -161,7 +160,7 @@ func (b *builder) userAgent(value string) {
 		b.p.groups = append(b.p.groups, group{})
 		b.cur = len(b.p.groups) - 1
 		b.inGroup, b.sepSeen = true, false
-		b.pending, b.delayed = b.pending[:0], nil
+		b.pending = b.pending[:0]
 	}
 	agent := agentToken(value)
 	if agent == "" {
@@ -234,25 +233,16 @@ func (b *builder) crawlDelay(value string) {
 	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
-	targets := b.pending
-	if len(targets) == 0 {
-		targets = b.delayed
-	}
-	if len(targets) == 0 {
+	g := &b.p.groups[b.cur]
+	if len(b.pending) > 0 {
+		g.delays = append(g.delays, delayRun{agents: append([]string(nil), b.pending...), seconds: v})
+		b.pending = b.pending[:0]
 		return
 	}
-	g := &b.p.groups[b.cur]
-	if g.delays == nil {
-		g.delays = make(map[string]float64, len(targets))
-	}
-	for _, a := range targets {
-		if old, ok := g.delays[a]; !ok || v > old {
-			g.delays[a] = v
-		}
-	}
-	if len(b.pending) > 0 {
-		b.delayed = append([]string(nil), b.pending...)
-		b.pending = b.pending[:0]
+	// Raising the last run's value is O(1), so a file of many Crawl-delay
+	// lines after many user-agent lines stays linear.
+	if n := len(g.delays); n > 0 && v > g.delays[n-1].seconds {
+		g.delays[n-1].seconds = v
 	}
 }
 

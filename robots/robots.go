@@ -64,6 +64,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -240,9 +241,16 @@ type Policy struct {
 // group is one group of the file: its rule indices and crawl-delays.
 type group struct {
 	rules []int32
-	// delays maps an agent (lower-case token, or "*") to the Crawl-delay
-	// that applies to it within this group, in seconds.
-	delays map[string]float64
+	// delays are the group's Crawl-delay lines, each with the agents it
+	// applies to (see AgentRules.CrawlDelay).
+	delays []delayRun
+}
+
+// delayRun is a Crawl-delay value and the agents (lower-case tokens, or
+// "*") it applies to.
+type delayRun struct {
+	agents  []string
+	seconds float64
 }
 
 // AgentRules are the rules of a Policy that apply to one product token: the
@@ -254,8 +262,9 @@ type AgentRules struct {
 	agent  string // lower-case token, "*" or "" (no group)
 	groups []int  // indices into policy.groups
 
-	once sync.Once
-	m    *matcher
+	once  sync.Once
+	m     *matcher
+	delay CrawlDelay
 }
 
 // Parse parses a robots.txt body with the zero Options.
@@ -461,8 +470,9 @@ func (a *AgentRules) Allowed(target string) Decision {
 // product token, "*" for the catch-all groups, or "" when no group applies.
 func (a *AgentRules) Agent() string { return a.agent }
 
-// compile builds the matcher for the merged groups on first use, so a file
-// naming many agents costs only for the agents actually asked about.
+// compile builds the matcher and finds the Crawl-delay for the merged
+// groups on first use, so a file naming many agents costs only for the
+// agents actually asked about.
 func (a *AgentRules) compile() {
 	p := a.policy
 	var idx []int32
@@ -470,6 +480,18 @@ func (a *AgentRules) compile() {
 		idx = append(idx, p.groups[g].rules...)
 	}
 	a.m = compileRules(p.rules, idx)
+	d := CrawlDelay{Max: p.opts.maxCrawlDelay()}
+	for _, g := range a.groups {
+		for _, run := range p.groups[g].delays {
+			if (!d.Set || run.seconds > d.Seconds) && slices.Contains(run.agents, a.agent) {
+				d.Seconds, d.Set = run.seconds, true
+			}
+		}
+	}
+	if d.Set && d.Seconds*float64(time.Second) > float64(d.Max) {
+		d.Exceeded = true
+	}
+	a.delay = d
 }
 
 // CrawlDelay is the Crawl-delay that applies to one crawler.
@@ -510,17 +532,11 @@ func (d CrawlDelay) Capped() time.Duration {
 // 1 / User-agent: b / Crawl-delay: 2" gives a 1 s and b 2 s, as the author
 // meant); when several merged groups give a delay, the largest applies.
 func (a *AgentRules) CrawlDelay() CrawlDelay {
-	p := a.policy
-	d := CrawlDelay{Max: p.opts.maxCrawlDelay()}
-	for _, g := range a.groups {
-		if v, ok := p.groups[g].delays[a.agent]; ok && (!d.Set || v > d.Seconds) {
-			d.Seconds, d.Set = v, true
-		}
+	if a.groups == nil {
+		return CrawlDelay{Max: a.policy.opts.maxCrawlDelay()}
 	}
-	if d.Set && d.Seconds*float64(time.Second) > float64(d.Max) {
-		d.Exceeded = true
-	}
-	return d
+	a.once.Do(a.compile)
+	return a.delay
 }
 
 // pathOf returns the path and query of target: an absolute URL loses its
