@@ -94,6 +94,9 @@ func resolve(base string, hasBase bool, ref string) (string, bool, error) {
 		var arr [256]byte
 		bb, special, err := e.resolveInto(arr[:0], nil, base)
 		if err != nil {
+			if ue, ok := err.(*Error); ok {
+				ue.Reason = "base URL: " + ue.Reason
+			}
 			return "", false, err
 		}
 		if !special {

@@ -48,6 +48,7 @@ func TestResolveErrors(t *testing.T) {
 	cases := []struct{ base, ref, reason string }{
 		{"", "relative", "without a base URL"},
 		{"mailto:x@example.org", "relative", "not an http or https URL"},
+		{"http://exa mple.org/", "relative", "base URL: forbidden character"},
 		{"http://example.org/", "//exa mple/", "forbidden character"},
 		{"http://example.org/", "//a.b.0x100000000/", "invalid IPv4"},
 		{"http://example.org/", "//1.2.3.4.5/", "invalid IPv4"},

@@ -265,3 +265,29 @@ func TestCorpusAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentUse runs the profiles and Resolve from several goroutines
+// at once; with -race it checks that they share no mutable state.
+func TestConcurrentUse(t *testing.T) {
+	corpus := urlcorpus.Generate(9, 400)
+	want := make([]string, len(corpus))
+	for i, u := range corpus {
+		want[i], _ = Normalize(u)
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i, u := range corpus {
+				if got, _ := Normalize(u); got != want[i] {
+					t.Errorf("concurrent Normalize(%q) = %q, want %q", u, got, want[i])
+				}
+				_, _ = SafeBrowsing.Normalize(u)
+				_, _ = ResolveString("http://example.org/a/", u)
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}
