@@ -151,3 +151,60 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// hostileShapes are robots.txt bodies built to make a careless parser or
+// matcher quadratic: many user-agent lines followed by many Crawl-delay
+// lines, thousands of distinct and duplicate wildcard rules on one tree
+// node, one line of a quarter million wildcards, many groups for one agent.
+var hostileShapes = map[string]func(n int) string{
+	"ua-then-delays": func(n int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n/2; i++ {
+			fmt.Fprintf(&b, "User-agent: bot%c%c\n", 'a'+i%26, 'a'+i/26%26)
+		}
+		for b.Len() < n {
+			b.WriteString("Crawl-delay: 1\n")
+		}
+		return b.String()
+	},
+	"wildcards-one-node": func(n int) string {
+		var b strings.Builder
+		b.WriteString("User-agent: *\n")
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "Disallow: /*x%d\nDisallow: /*dup\n", i)
+		}
+		return b.String()
+	},
+	"one-long-wildcard-line": func(n int) string {
+		return "User-agent: *\nDisallow: /" + strings.Repeat("*a", n/2-20) + "\n"
+	},
+	"many-groups-one-agent": func(n int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "User-agent: ExampleBot\nDisallow: /p%d/\n", i)
+		}
+		return b.String()
+	},
+}
+
+// BenchmarkParseHostile parses and compiles each hostile shape at 50 KiB
+// and 500 KiB and checks one URL; ns/op growing about tenfold between the
+// two sizes shows linear time.
+func BenchmarkParseHostile(b *testing.B) {
+	path := "/" + strings.Repeat("a", 2000) + "?x=1"
+	for _, name := range []string{"ua-then-delays", "wildcards-one-node", "one-long-wildcard-line", "many-groups-one-agent"} {
+		for _, size := range []int{50 << 10, 500 << 10} {
+			body := []byte(hostileShapes[name](size))
+			b.Run(fmt.Sprintf("%s/%dKB", name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					p := robots.Parse(body)
+					a, _ := p.Agent("ExampleBot")
+					_ = a.Allowed(path)
+					_ = a.CrawlDelay()
+				}
+			})
+		}
+	}
+}

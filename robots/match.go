@@ -63,8 +63,9 @@ type matcher struct {
 	root  node
 	rules []crule
 	// wildSeen maps a wildcard rule's literal prefix, verdict and
-	// remainder to its compiled index, to fold duplicates in constant time.
-	wildSeen map[string]int32
+	// remainder to its position in its node's wild list, to fold
+	// duplicates in constant time.
+	wildSeen map[string]int
 }
 
 func newNode(label string) *node { return &node{label: label, pre: -1, exact: -1} }
@@ -76,6 +77,7 @@ func compileRules(all []Rule, idx []int32) *matcher {
 	for _, i := range idx {
 		m.add(all[i], i)
 	}
+	m.wildSeen = nil
 	m.sortWild(&m.root)
 	return m
 }
@@ -118,18 +120,16 @@ func (m *matcher) add(r Rule, i int32) {
 		// An identical wildcard rule already at this node makes one of the
 		// two redundant: keep the better.
 		key := wildKey(canon(prefix), &c)
-		if o, ok := m.wildSeen[key]; ok {
-			if c.better(&m.rules[o]) {
-				k := slices.Index(n.wild, o)
+		if k, ok := m.wildSeen[key]; ok {
+			if c.better(&m.rules[n.wild[k]]) {
 				n.wild[k] = ci
-				m.wildSeen[key] = ci
 			}
 			return
 		}
 		if m.wildSeen == nil {
-			m.wildSeen = make(map[string]int32)
+			m.wildSeen = make(map[string]int)
 		}
-		m.wildSeen[key] = ci
+		m.wildSeen[key] = len(n.wild)
 		n.wild = append(n.wild, ci)
 	case c.anchored:
 		if n.exact < 0 || c.better(&m.rules[n.exact]) {
