@@ -27,8 +27,10 @@
 // cheaply. URLs longer than Options.MaxLength (default 8 KiB) yield
 // ErrTooLong, which also matches ErrInvalid.
 //
-// The package holds no mutable state; every function is safe for
-// concurrent use. An Options value must not be modified while it is in use.
+// The package keeps no state between calls; every function is safe for
+// concurrent use. The predefined profiles are variables only so that they
+// can be copied and tailored: do not modify them, and do not modify an
+// Options value while it is in use.
 package urlnorm
 
 import (
