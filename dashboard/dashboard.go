@@ -1,0 +1,551 @@
+// Package dashboard serves a live crawl dashboard: one web page, embedded in
+// the binary, that shows a crawl's throughput (now, average, peak, and a chart
+// of the last hour), queue depth by priority band, errors by category, the most
+// active and the blocked hosts, and the workers, updated live over
+// Server-Sent Events. It also answers URL and host analysis questions when it is
+// given an Analyzer.
+//
+// The page is plain HTML, CSS and JavaScript compiled into the binary with
+// embed: no build step, no CDN, nothing fetched from another origin, so it works
+// on a machine without a network.
+//
+// # Data
+//
+// The dashboard imports no other crawlkit package. It asks a Source, a plain
+// func() Snapshot, for the numbers once per Config.Interval, keeps a bounded
+// series of samples for the chart (Config.Window, one hour by default), and
+// pushes every sample to the open pages. Whatever produces the numbers adapts
+// them to a Snapshot. For the root package's crawlkit.Stats the adapter is a
+// few conversions, because URLCounts, Throughput, HostCounts and WorkerCounts
+// have the same fields in the same order as crawlkit's URLStats,
+// Throughput, HostStats and WorkerStats:
+//
+//	src := func() dashboard.Snapshot {
+//		s := crawler.Stats()
+//		return dashboard.Snapshot{
+//			URLs:       dashboard.URLCounts(s.URLs),
+//			Throughput: dashboard.Throughput(s.Throughput),
+//			Hosts:      dashboard.HostCounts(s.Hosts),
+//			Workers:    dashboard.WorkerCounts(s.Workers),
+//			Bytes:      s.Bytes,
+//		}
+//	}
+//
+// The frontier service (package frontier/httpapi) produces complete Snapshots
+// itself, queue bands, error categories, host and worker lists included,
+// and implements Analyzer.
+//
+// History is a bounded, in-memory record of fetches, links and robots
+// blocks per URL and per host, from which a Source can fill the host lists
+// and an Analyzer the fetch history of a URL and the counts of a host.
+//
+// # Endpoints
+//
+// Relative to where the Handler is mounted (it uses relative links only, so
+// it can live under any prefix with http.StripPrefix):
+//
+//	GET /                 the page
+//	GET /api/snapshot     {"snapshot": Snapshot, "history": [Point...]}
+//	GET /api/events       text/event-stream; one "sample" event per Interval:
+//	                      data: {"snapshot": Snapshot, "point": Point}
+//	GET /api/url?url=U    URLReport (404 without an Analyzer)
+//	GET /api/host?host=H  HostReport (404 without an Analyzer)
+//
+// The dashboard does no authentication. Serve it on a loopback or otherwise
+// protected address (frontierd serves it on its own listener, 127.0.0.1 by
+// default), or wrap the Handler in your own access control.
+package dashboard
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Snapshot is what the dashboard shows at one moment. Zero fields show as
+// zero; nil lists show as empty.
+type Snapshot struct {
+	// Time is when the snapshot was taken; the dashboard sets it to the
+	// sample time when it is zero.
+	Time       time.Time    `json:"time"`
+	URLs       URLCounts    `json:"urls"`
+	Throughput Throughput   `json:"throughput"`
+	Hosts      HostCounts   `json:"hosts"`
+	Workers    WorkerCounts `json:"workers"`
+	// Bytes is the body bytes fetched so far.
+	Bytes int64 `json:"bytes"`
+
+	// QueueByBand is the number of queued URLs in each priority band,
+	// band 0 (most urgent) first.
+	QueueByBand []int64 `json:"queue_by_band"`
+	// Errors counts failed fetches and refused URLs by category.
+	Errors ErrorCounts `json:"errors"`
+	// TopHosts are the most active hosts, most active first.
+	TopHosts []HostActivity `json:"top_hosts"`
+	// BlockedHosts are hosts that may not be fetched now.
+	BlockedHosts []BlockedHost `json:"blocked_hosts"`
+	// WorkerList describes the workers, when the source knows them.
+	WorkerList []Worker `json:"worker_list"`
+}
+
+// URLCounts counts URLs by what happened to them. Its fields match
+// crawlkit.URLStats, so one converts to the other.
+type URLCounts struct {
+	Discovered      int64 `json:"discovered"`
+	Queued          int64 `json:"queued"`
+	Fetched         int64 `json:"fetched"`
+	Successful      int64 `json:"successful"`
+	Failed          int64 `json:"failed"`
+	Retried         int64 `json:"retried"`
+	Duplicates      int64 `json:"duplicate_content"`
+	BlockedByRobots int64 `json:"blocked_by_robots"`
+	TrapRejected    int64 `json:"rejected_as_traps"`
+	OutOfScope      int64 `json:"out_of_scope"`
+}
+
+// Throughput is in pages per second. Its fields match crawlkit.Throughput.
+type Throughput struct {
+	Current float64 `json:"current"`
+	Average float64 `json:"average"`
+	Peak    float64 `json:"peak"`
+}
+
+// HostCounts counts hosts. Its fields match crawlkit.HostStats.
+type HostCounts struct {
+	Discovered int64 `json:"discovered"`
+	Active     int64 `json:"active"`
+	Blocked    int64 `json:"blocked"`
+}
+
+// WorkerCounts counts workers. Its fields match crawlkit.WorkerStats.
+type WorkerCounts struct {
+	Active int64 `json:"active"`
+	Idle   int64 `json:"idle"`
+}
+
+// ErrorCounts counts failures by category.
+type ErrorCounts struct {
+	// Network: connection refused or reset, DNS, TLS and other transport
+	// failures without an HTTP response.
+	Network int64 `json:"network"`
+	// Timeout: the fetch ran out of time.
+	Timeout int64 `json:"timeout"`
+	// Client and Server: responses with a 4xx or 5xx status.
+	Client int64 `json:"http_4xx"`
+	Server int64 `json:"http_5xx"`
+	// Robots: URLs robots.txt does not allow (or whose robots.txt is
+	// unreachable).
+	Robots int64 `json:"robots"`
+	// Trap: URLs rejected as spider traps.
+	Trap int64 `json:"trap"`
+}
+
+// HostActivity is one line of the most-active-hosts table.
+type HostActivity struct {
+	Host string `json:"host"`
+	// Recent counts fetches in the last one to two minutes; Fetched all
+	// of them; Errors the failed ones.
+	Recent    int64     `json:"recent"`
+	Fetched   int64     `json:"fetched"`
+	Errors    int64     `json:"errors"`
+	LastFetch time.Time `json:"last_fetch"`
+}
+
+// BlockedHost is a host that may not be fetched now, and why.
+type BlockedHost struct {
+	Host   string    `json:"host"`
+	Reason string    `json:"reason"`
+	Until  time.Time `json:"until"`
+}
+
+// Worker describes one worker.
+type Worker struct {
+	ID string `json:"id"`
+	// Leased is the number of URLs it holds now; Fetched the results it
+	// has reported.
+	Leased   int64     `json:"leased"`
+	Fetched  int64     `json:"fetched"`
+	LastSeen time.Time `json:"last_seen"`
+	// Active reports whether it holds leases or was seen within the
+	// source's idle threshold.
+	Active bool `json:"active"`
+}
+
+// Point is one sample of the throughput chart.
+type Point struct {
+	Time       time.Time `json:"time"`
+	Throughput float64   `json:"throughput"`
+	Fetched    int64     `json:"fetched"`
+	Queued     int64     `json:"queued"`
+}
+
+// Source returns the current numbers. It is called from one goroutine at a
+// time, once per Config.Interval, and must not block for long.
+type Source func() Snapshot
+
+// Analyzer answers the URL and host analysis views. A returned error that
+// wraps ErrNotFound answers 404; ErrBadRequest answers 400; any other error
+// answers 500.
+type Analyzer interface {
+	AnalyzeURL(ctx context.Context, rawURL string) (URLReport, error)
+	AnalyzeHost(ctx context.Context, host string) (HostReport, error)
+}
+
+// Errors an Analyzer may wrap to choose the HTTP status.
+var (
+	ErrNotFound   = errors.New("dashboard: not found")
+	ErrBadRequest = errors.New("dashboard: bad request")
+)
+
+// Config configures a Dashboard.
+type Config struct {
+	// Source provides the numbers. Required.
+	Source Source
+	// Analyzer, if set, answers the URL and host views.
+	Analyzer Analyzer
+	// Title is shown in the page header. Empty means "crawlkit".
+	Title string
+	// Interval is the time between samples. Zero means one second;
+	// a negative value takes no samples on its own (call SampleAt), which
+	// is useful in tests.
+	Interval time.Duration
+	// Window is how much history the chart keeps. Zero means one hour.
+	Window time.Duration
+	// Now is the clock of the sampler. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Dashboard is the dashboard's state and its http.Handler. Create it with
+// New and stop it with Close.
+type Dashboard struct {
+	cfg    Config
+	mux    *http.ServeMux
+	points ring
+
+	mu     sync.Mutex
+	last   Snapshot
+	subs   map[chan []byte]struct{}
+	closed bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+//go:embed static
+var static embed.FS
+
+// ErrNoSource is returned by New when Config.Source is nil.
+var ErrNoSource = errors.New("dashboard: Config.Source is nil")
+
+// New returns a Dashboard and, unless Config.Interval is negative, starts the
+// goroutine that samples the Source; Close stops it.
+func New(cfg Config) (*Dashboard, error) {
+	if cfg.Source == nil {
+		return nil, ErrNoSource
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Title == "" {
+		cfg.Title = "crawlkit"
+	}
+	step := cfg.Interval
+	if step < 0 {
+		step = time.Second
+	}
+	n := int(cfg.Window / step)
+	n = max(n, 2)
+	d := &Dashboard{
+		cfg:    cfg,
+		points: ring{buf: make([]Point, n)},
+		subs:   map[chan []byte]struct{}{},
+		done:   make(chan struct{}),
+	}
+	d.routes()
+	if cfg.Interval > 0 {
+		d.wg.Add(1)
+		go d.loop()
+	}
+	return d, nil
+}
+
+// Close stops the sampler and ends every open event stream. It is
+// idempotent.
+func (d *Dashboard) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	close(d.done)
+	for ch := range d.subs {
+		close(ch)
+		delete(d.subs, ch)
+	}
+	d.mu.Unlock()
+	d.wg.Wait()
+	return nil
+}
+
+func (d *Dashboard) loop() {
+	defer d.wg.Done()
+	t := time.NewTicker(d.cfg.Interval)
+	defer t.Stop()
+	d.SampleAt(d.cfg.Now())
+	for {
+		select {
+		case <-d.done:
+			return
+		case <-t.C:
+			d.SampleAt(d.cfg.Now())
+		}
+	}
+}
+
+// SampleAt takes a sample at now: it asks the Source for a Snapshot, adds a
+// point to the chart's history and sends both to every open event stream.
+// The sampler calls it once per Interval; tests with a negative Interval call
+// it themselves.
+func (d *Dashboard) SampleAt(now time.Time) {
+	s := d.cfg.Source()
+	if s.Time.IsZero() {
+		s.Time = now
+	}
+	p := Point{Time: now, Throughput: s.Throughput.Current, Fetched: s.URLs.Fetched, Queued: s.URLs.Queued}
+	msg, err := json.Marshal(event{Snapshot: &s, Point: &p})
+	if err != nil {
+		// A Snapshot holds only numbers, strings and times: this cannot
+		// happen short of a time outside year 0–9999.
+		msg = nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	d.last = s
+	d.points.push(p)
+	if msg == nil {
+		return
+	}
+	for ch := range d.subs {
+		select {
+		case ch <- msg:
+		default:
+			// A slow reader misses a sample rather than holding up the
+			// others; the next one carries the full state again.
+		}
+	}
+}
+
+// Snapshot returns the latest sample's Snapshot and the chart's history,
+// oldest first.
+func (d *Dashboard) Snapshot() (Snapshot, []Point) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.last, d.points.list()
+}
+
+type event struct {
+	Snapshot *Snapshot `json:"snapshot"`
+	Point    *Point    `json:"point,omitempty"`
+	History  []Point   `json:"history,omitempty"`
+}
+
+// ServeHTTP serves the page and its API.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.mux.ServeHTTP(w, r)
+}
+
+func (d *Dashboard) routes() {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at compile time
+	}
+	files := http.FileServerFS(sub)
+	d.mux = http.NewServeMux()
+	d.mux.HandleFunc("GET /{$}", d.serveIndex)
+	d.mux.Handle("GET /app.js", files)
+	d.mux.Handle("GET /app.css", files)
+	d.mux.HandleFunc("GET /api/snapshot", d.serveSnapshot)
+	d.mux.HandleFunc("GET /api/events", d.serveEvents)
+	d.mux.HandleFunc("GET /api/url", d.serveURL)
+	d.mux.HandleFunc("GET /api/host", d.serveHost)
+}
+
+func (d *Dashboard) serveIndex(w http.ResponseWriter, r *http.Request) {
+	page, err := static.ReadFile("static/index.html")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	html := strings.Replace(string(page), "{{TITLE}}", htmlEscape(d.cfg.Title), 2)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src 'self' data:")
+	_, _ = w.Write([]byte(html))
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;").Replace(s)
+}
+
+func (d *Dashboard) serveSnapshot(w http.ResponseWriter, r *http.Request) {
+	s, hist := d.Snapshot()
+	if hist == nil {
+		hist = []Point{}
+	}
+	writeJSON(w, http.StatusOK, event{Snapshot: &s, History: hist})
+}
+
+// serveEvents streams samples as Server-Sent Events (HTML Living Standard,
+// §9.2). Each event carries a whole Snapshot, so a reader that missed some
+// is up to date with the next.
+func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	ch := make(chan []byte, 4)
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		http.Error(w, "dashboard closed", http.StatusServiceUnavailable)
+		return
+	}
+	d.subs[ch] = struct{}{}
+	d.mu.Unlock()
+	defer d.unsubscribe(ch)
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// A retry hint, then a comment so the browser sees the stream open at
+	// once.
+	if _, err := fmt.Fprint(w, "retry: 2000\n: open\n\n"); err != nil {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case msg, ok := <-ch:
+			if !ok {
+				return
+			}
+			if _, err := fmt.Fprintf(w, "event: sample\ndata: %s\n\n", msg); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (d *Dashboard) unsubscribe(ch chan []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.subs[ch]; ok {
+		delete(d.subs, ch)
+		close(ch)
+	}
+}
+
+func (d *Dashboard) serveURL(w http.ResponseWriter, r *http.Request) {
+	u := r.URL.Query().Get("url")
+	if d.cfg.Analyzer == nil {
+		writeError(w, http.StatusNotFound, "no URL analysis in this dashboard")
+		return
+	}
+	if u == "" {
+		writeError(w, http.StatusBadRequest, "missing url parameter")
+		return
+	}
+	rep, err := d.cfg.Analyzer.AnalyzeURL(r.Context(), u)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (d *Dashboard) serveHost(w http.ResponseWriter, r *http.Request) {
+	h := r.URL.Query().Get("host")
+	if d.cfg.Analyzer == nil {
+		writeError(w, http.StatusNotFound, "no host analysis in this dashboard")
+		return
+	}
+	if h == "" {
+		writeError(w, http.StatusBadRequest, "missing host parameter")
+		return
+	}
+	rep, err := d.cfg.Analyzer.AnalyzeHost(r.Context(), h)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// ring is a fixed-size circular buffer of points.
+type ring struct {
+	buf  []Point
+	next int
+	full bool
+}
+
+func (r *ring) push(p Point) {
+	r.buf[r.next] = p
+	r.next++
+	if r.next == len(r.buf) {
+		r.next = 0
+		r.full = true
+	}
+}
+
+func (r *ring) list() []Point {
+	if !r.full {
+		return append([]Point(nil), r.buf[:r.next]...)
+	}
+	out := make([]Point, 0, len(r.buf))
+	out = append(out, r.buf[r.next:]...)
+	return append(out, r.buf[:r.next]...)
+}

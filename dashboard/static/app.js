@@ -1,0 +1,191 @@
+// crawlkit dashboard: plain JavaScript, no dependencies. It loads the
+// current snapshot and the chart history, then follows the server's
+// Server-Sent Events stream.
+"use strict";
+(function () {
+  const HOUR = 3600 * 1000;
+  const state = { points: [], snapshot: null, events: 0 };
+  window.crawlDashboard = state; // for tests and the curious
+
+  const $ = (id) => document.getElementById(id);
+  const fmt = (n) => (n === undefined || n === null) ? "–" : Number(n).toLocaleString("en-US");
+  const fmtRate = (n) => (n === undefined || n === null) ? "–" : Number(n).toFixed(n >= 100 ? 0 : 1);
+  const fmtTime = (t) => { if (!t || t.startsWith("0001-")) return "–"; const d = new Date(t); return d.toLocaleTimeString("en-GB"); };
+  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
+
+  function setText(id, v) { const el = $(id); if (el) el.textContent = v; }
+
+  function rows(tbodySel, list, render, empty) {
+    const tb = document.querySelector(tbodySel);
+    if (!list || list.length === 0) { tb.innerHTML = `<tr><td class="muted" colspan="4">${empty}</td></tr>`; return; }
+    tb.innerHTML = list.map(render).join("");
+  }
+
+  function render(s) {
+    state.snapshot = s;
+    setText("tp-current", fmtRate(s.throughput.current));
+    setText("tp-average", fmtRate(s.throughput.average));
+    setText("tp-peak", fmtRate(s.throughput.peak));
+    const u = s.urls;
+    setText("urls-fetched", fmt(u.fetched));
+    setText("urls-successful", fmt(u.successful));
+    setText("urls-failed", fmt(u.failed));
+    setText("urls-retried", fmt(u.retried));
+    setText("urls-queued", fmt(u.queued));
+    setText("urls-discovered", fmt(u.discovered));
+    setText("urls-duplicates", fmt(u.duplicate_content));
+    setText("hosts-discovered", fmt(s.hosts.discovered));
+    setText("hosts-active", fmt(s.hosts.active));
+    setText("hosts-blocked", fmt(s.hosts.blocked));
+    setText("workers-active", fmt(s.workers.active));
+    setText("workers-idle", fmt(s.workers.idle));
+    setText("clock", "updated " + fmtTime(s.time));
+
+    const bands = s.queue_by_band || [];
+    const maxBand = Math.max(1, ...bands);
+    rows("#bands tbody", bands, (n, i) =>
+      `<tr><td>band ${i}</td><td class="num" id="band-${i}">${fmt(n)}</td><td style="width:55%"><div class="bar" style="width:${(100 * n / maxBand).toFixed(1)}%"></div></td></tr>`,
+      "no bands reported");
+    const e = s.errors || {};
+    const cats = [["network", "network"], ["timeout", "timeout"], ["http_4xx", "HTTP 4xx"], ["http_5xx", "HTTP 5xx"], ["robots", "robots.txt"], ["trap", "spider trap"]];
+    const maxErr = Math.max(1, ...cats.map(([k]) => e[k] || 0));
+    rows("#errors tbody", cats, ([k, label]) =>
+      `<tr><td>${label}</td><td class="num" id="err-${k}">${fmt(e[k] || 0)}</td><td style="width:55%"><div class="bar" style="background:#ff6b6b;width:${(100 * (e[k] || 0) / maxErr).toFixed(1)}%"></div></td></tr>`, "");
+    rows("#top-hosts tbody", s.top_hosts, (h) =>
+      `<tr><td><a href="#" data-host="${esc(h.host)}">${esc(h.host)}</a></td><td class="num">${fmt(h.recent)}</td><td class="num">${fmt(h.fetched)}</td><td class="num">${fmt(h.errors)}</td></tr>`,
+      "no fetches yet");
+    rows("#blocked-hosts tbody", s.blocked_hosts, (h) =>
+      `<tr><td><a href="#" data-host="${esc(h.host)}">${esc(h.host)}</a></td><td>${esc(h.reason)}</td><td>${fmtTime(h.until)}</td></tr>`,
+      "none");
+    rows("#workers tbody", s.worker_list, (w) =>
+      `<tr><td>${esc(w.id)}${w.active ? "" : ' <span class="muted">(idle)</span>'}</td><td class="num">${fmt(w.leased)}</td><td class="num">${fmt(w.fetched)}</td><td>${fmtTime(w.last_seen)}</td></tr>`,
+      "no workers seen");
+  }
+
+  function addPoint(p) {
+    state.points.push(p);
+    const cut = new Date(p.time).getTime() - HOUR;
+    while (state.points.length && new Date(state.points[0].time).getTime() < cut) state.points.shift();
+  }
+
+  function drawChart() {
+    const c = $("chart");
+    const dpr = window.devicePixelRatio || 1;
+    const w = c.clientWidth || 960, h = c.clientHeight || 220;
+    c.width = w * dpr; c.height = h * dpr;
+    const g = c.getContext("2d");
+    g.scale(dpr, dpr);
+    g.clearRect(0, 0, w, h);
+    const pts = state.points;
+    const left = 44, bottom = 20, top = 8, right = 8;
+    const pw = w - left - right, ph = h - top - bottom;
+    const end = pts.length ? new Date(pts[pts.length - 1].time).getTime() : Date.now();
+    const start = end - HOUR;
+    let ymax = 1;
+    for (const p of pts) ymax = Math.max(ymax, p.throughput);
+    ymax = niceCeil(ymax * 1.1);
+    g.strokeStyle = "#2a3541"; g.fillStyle = "#8a96a3"; g.font = "11px system-ui, sans-serif"; g.lineWidth = 1;
+    for (let i = 0; i <= 4; i++) {
+      const y = top + ph - (ph * i) / 4;
+      g.beginPath(); g.moveTo(left, y); g.lineTo(left + pw, y); g.stroke();
+      g.fillText(fmtRate((ymax * i) / 4), 4, y + 4);
+    }
+    for (let m = 0; m <= 60; m += 15) {
+      const x = left + (pw * m) / 60;
+      g.fillText(m === 60 ? "now" : `-${60 - m}m`, Math.min(x - 10, w - 28), h - 4);
+    }
+    if (pts.length > 0) {
+      g.strokeStyle = "#4fb3ff"; g.lineWidth = 2; g.beginPath();
+      pts.forEach((p, i) => {
+        const x = left + (pw * (new Date(p.time).getTime() - start)) / HOUR;
+        const y = top + ph - (ph * p.throughput) / ymax;
+        if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
+      });
+      g.stroke();
+      g.lineTo(left + pw, top + ph); g.lineTo(left + (pw * (new Date(pts[0].time).getTime() - start)) / HOUR, top + ph);
+      g.closePath(); g.fillStyle = "rgba(79,179,255,0.12)"; g.fill();
+    }
+    const info = $("chart-info");
+    info.dataset.points = String(pts.length);
+    info.textContent = `${pts.length} samples`;
+  }
+
+  function niceCeil(v) {
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+    return 10 * p;
+  }
+
+  function dl(pairs) {
+    return "<dl>" + pairs.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("") + "</dl>";
+  }
+
+  async function getJSON(path) {
+    const r = await fetch(path, { headers: { "Accept": "application/json" } });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+    return body;
+  }
+
+  async function analyzeURL(u) {
+    const out = $("url-result");
+    out.textContent = "…";
+    try {
+      const r = await getJSON("api/url?url=" + encodeURIComponent(u));
+      const rb = r.robots;
+      const robots = rb ? (rb.error ? `<span class="error">${esc(rb.error)}</span>` :
+        `<span class="${rb.allowed ? "allowed" : "disallowed"}">${rb.allowed ? "allowed" : "disallowed"}</span> (${esc(rb.reason)}${rb.rule ? ": " + esc(rb.rule) : ""})`) : "–";
+      const fetches = (r.fetches || []).map((f) =>
+        `${fmtTime(f.time)} · ${f.status || esc(f.category || "error")} · ${f.duration_ms} ms${f.content_hash ? " · " + esc(f.content_hash) : ""}${f.error ? ' · <span class="error">' + esc(f.error) + "</span>" : ""}`).join("<br>") || "none";
+      out.innerHTML = dl([["normalized", esc(r.normalized)], ["host", `<a href="#" data-host="${esc(r.host)}">${esc(r.host)}</a>`], ["state", `<span id="url-state">${esc(r.state)}</span>`],
+        ["robots", robots], ["crawl delay", r.crawl_delay_ms ? r.crawl_delay_ms + " ms" : "none"],
+        ["links", `${fmt(r.in_links)} in · ${fmt(r.out_links)} out`], ["fetches", fetches]].concat(r.trap_reason ? [["trap", esc(r.trap_reason)]] : []));
+    } catch (err) { out.innerHTML = `<span class="error">${esc(err.message)}</span>`; }
+  }
+
+  async function analyzeHost(h) {
+    const out = $("host-result");
+    out.textContent = "…";
+    try {
+      const r = await getJSON("api/host?host=" + encodeURIComponent(h));
+      const rb = r.robots;
+      const robots = rb ? `${esc(rb.source)}${rb.status ? " (HTTP " + rb.status + ")" : ""}${rb.error ? ' <span class="error">' + esc(rb.error) + "</span>" : ""}, expires ${fmtTime(rb.expires)}` : "not fetched";
+      const paths = rb && rb.blocked_paths && rb.blocked_paths.length ? rb.blocked_paths.map(esc).join("<br>") : "none";
+      out.innerHTML = dl([["host", esc(r.host)], ["discovered", fmt(r.discovered)], ["fetched", `<span id="host-fetched">${fmt(r.fetched)}</span>`], ["blocked", fmt(r.blocked)],
+        ["avg response", r.avg_response_ms.toFixed(1) + " ms"], ["error rate", (100 * r.error_rate).toFixed(1) + " %"],
+        ["robots.txt", robots], ["crawl delay", rb && rb.crawl_delay_ms ? rb.crawl_delay_ms + " ms" : "none"], ["blocked paths", paths]]
+        .concat(r.blocked_until && !r.blocked_until.startsWith("0001-") ? [["blocked until", fmtTime(r.blocked_until)]] : []));
+    } catch (err) { out.innerHTML = `<span class="error">${esc(err.message)}</span>`; }
+  }
+
+  $("url-form").addEventListener("submit", (ev) => { ev.preventDefault(); const v = $("url-input").value.trim(); if (v) analyzeURL(v); });
+  $("host-form").addEventListener("submit", (ev) => { ev.preventDefault(); const v = $("host-input").value.trim(); if (v) analyzeHost(v); });
+  document.addEventListener("click", (ev) => {
+    const a = ev.target.closest("a[data-host]");
+    if (!a) return;
+    ev.preventDefault();
+    $("host-input").value = a.dataset.host;
+    analyzeHost(a.dataset.host);
+  });
+  window.addEventListener("resize", drawChart);
+
+  async function start() {
+    try {
+      const r = await getJSON("api/snapshot");
+      (r.history || []).forEach(addPoint);
+      if (r.snapshot) render(r.snapshot);
+      drawChart();
+    } catch (err) { setText("conn", "error: " + err.message); }
+    const es = new EventSource("api/events");
+    es.onopen = () => { const c = $("conn"); c.textContent = "live"; c.className = "conn on"; };
+    es.onerror = () => { const c = $("conn"); c.textContent = "reconnecting…"; c.className = "conn off"; };
+    es.addEventListener("sample", (ev) => {
+      const m = JSON.parse(ev.data);
+      state.events++;
+      if (m.point) addPoint(m.point);
+      render(m.snapshot);
+      drawChart();
+    });
+  }
+  start();
+})();
