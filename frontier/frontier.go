@@ -489,50 +489,66 @@ type prepared struct {
 	due  int64 // > now: delayed
 }
 
-func (f *Frontier) prepare(now int64, entries []Entry) ([]prepared, error) {
-	out := make([]prepared, len(entries))
+func (f *Frontier) prepare(now int64, entries []Entry, out []prepared) ([]prepared, error) {
 	for i := range entries {
-		e := &entries[i]
-		if e.URL == "" {
-			return nil, fmt.Errorf("%w: entry %d: empty URL", ErrInvalidEntry, i)
-		}
-		if len(e.URL) > maxURLBytes {
-			return nil, fmt.Errorf("%w: entry %d: URL of %d bytes exceeds %d", ErrInvalidEntry, i, len(e.URL), maxURLBytes)
-		}
-		if len(e.Meta) > maxMetaBytes {
-			return nil, fmt.Errorf("%w: entry %d: metadata of %d bytes exceeds %d", ErrInvalidEntry, i, len(e.Meta), maxMetaBytes)
-		}
-		h := e.Host
-		if h == "" {
-			var err error
-			if h, err = hostOf(e.URL); err != nil {
-				return nil, fmt.Errorf("%w: entry %d: no host for %q: %v", ErrInvalidEntry, i, e.URL, err)
-			}
-		}
-		if err := checkHost(h); err != nil {
+		p, err := f.prepareOne(now, &entries[i])
+		if err != nil {
 			return nil, fmt.Errorf("%w: entry %d: %v", ErrInvalidEntry, i, err)
 		}
-		if e.Priority < 0 || math.IsNaN(e.Priority) || math.IsInf(e.Priority, 0) {
-			return nil, fmt.Errorf("%w: entry %d: priority %v is not a finite non-negative number", ErrInvalidEntry, i, e.Priority)
-		}
-		band := min(max(f.prio.Band(e, f.bands), 0), f.bands-1)
-		p := prepared{host: h, it: item{
-			url:   e.URL,
-			prio:  prio32(e.Priority),
-			depth: uint16(min(max(e.Depth, 0), math.MaxUint16)),
-			band:  uint8(band),
-		}}
-		if len(e.Meta) > 0 {
-			p.it.ext = &itemExt{meta: string(e.Meta)}
-		}
-		if !e.NotBefore.IsZero() {
-			if nb := e.NotBefore.UnixNano(); nb > now {
-				p.due = nb
-			}
-		}
-		out[i] = p
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+func (f *Frontier) prepareOne(now int64, e *Entry) (prepared, error) {
+	if e.URL == "" {
+		return prepared{}, errors.New("empty URL")
+	}
+	if len(e.URL) > maxURLBytes {
+		return prepared{}, fmt.Errorf("URL of %d bytes exceeds %d", len(e.URL), maxURLBytes)
+	}
+	if len(e.Meta) > maxMetaBytes {
+		return prepared{}, fmt.Errorf("metadata of %d bytes exceeds %d", len(e.Meta), maxMetaBytes)
+	}
+	h := e.Host
+	if h == "" {
+		var err error
+		if h, err = hostOf(e.URL); err != nil {
+			return prepared{}, fmt.Errorf("no host for %q: %v", e.URL, err)
+		}
+	}
+	if err := checkHost(h); err != nil {
+		return prepared{}, err
+	}
+	if e.Priority < 0 || math.IsNaN(e.Priority) || math.IsInf(e.Priority, 0) {
+		return prepared{}, fmt.Errorf("priority %v is not a finite non-negative number", e.Priority)
+	}
+	var band int
+	switch p := f.prio.(type) {
+	case BFS:
+		// Called on the concrete type so that entries do not escape to
+		// the heap in the common case.
+		band = p.Band(e, f.bands)
+	default:
+		ec := *e
+		band = f.prio.Band(&ec, f.bands)
+	}
+	band = min(max(band, 0), f.bands-1)
+	p := prepared{host: h, it: item{
+		url:   e.URL,
+		prio:  prio32(e.Priority),
+		depth: uint16(min(max(e.Depth, 0), math.MaxUint16)),
+		band:  uint8(band),
+	}}
+	if len(e.Meta) > 0 {
+		p.it.ext = &itemExt{meta: string(e.Meta)}
+	}
+	if !e.NotBefore.IsZero() {
+		if nb := e.NotBefore.UnixNano(); nb > now {
+			p.due = nb
+		}
+	}
+	return p, nil
 }
 
 // Add queues entries: all of them or, on error, none. With a Store they are
@@ -545,24 +561,12 @@ func (f *Frontier) AddAt(now time.Time, entries ...Entry) error {
 		return nil
 	}
 	n := now.UnixNano()
-	ps, err := f.prepare(n, entries)
+	if f.store == nil {
+		return f.addMemory(n, entries)
+	}
+	ps, err := f.prepare(n, entries, make([]prepared, 0, len(entries)))
 	if err != nil {
 		return err
-	}
-	if f.store == nil {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.closed {
-			return ErrClosed
-		}
-		for i := range ps {
-			f.seq++
-			ps[i].it.seq = f.seq
-			f.insert(&ps[i], n)
-		}
-		f.stats.Added += uint64(len(ps))
-		f.signal()
-		return nil
 	}
 	f.mu.Lock()
 	closed := f.closed
@@ -593,6 +597,28 @@ func (f *Frontier) AddAt(now time.Time, entries ...Entry) error {
 		},
 	}
 	return f.commit.submit(op)
+}
+
+// addMemory adds entries to a frontier without a Store.
+func (f *Frontier) addMemory(now int64, entries []Entry) error {
+	var buf [8]prepared
+	ps, err := f.prepare(now, entries, buf[:0])
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	for i := range ps {
+		f.seq++
+		ps[i].it.seq = f.seq
+		f.insert(&ps[i], now)
+	}
+	f.stats.Added += uint64(len(ps))
+	f.signal()
+	return nil
 }
 
 // insert puts a newly added or written URL into memory. f.mu held.
@@ -1022,8 +1048,8 @@ func (f *Frontier) DoneAt(now time.Time, l *Lease, o Outcome) error {
 		f.mu.Unlock()
 		return err
 	}
-	s := f.plan(l, o, n)
 	if f.store == nil {
+		s := f.plan(l, o, n)
 		if s.requeue {
 			f.seq++
 			s.next.seq = f.seq
@@ -1032,6 +1058,12 @@ func (f *Frontier) DoneAt(now time.Time, l *Lease, o Outcome) error {
 		f.mu.Unlock()
 		return nil
 	}
+	return f.doneStored(l, f.plan(l, o, n), n)
+}
+
+// doneStored settles l through a durable write. f.mu held on entry,
+// released on return.
+func (f *Frontier) doneStored(l *Lease, s settlement, n int64) error {
 	l.state = leaseSettling
 	f.leases.remove(l)
 	f.mu.Unlock()

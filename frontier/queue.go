@@ -96,11 +96,7 @@ func (r *ring[T]) len() int { return int(r.n) }
 
 func (r *ring[T]) grow() {
 	c := len(r.buf)
-	nc := c + c/2
-	if nc < 4 {
-		nc = 4
-	}
-	r.resize(nc)
+	r.resize(max(c+c/2, c+1, 2))
 }
 
 func (r *ring[T]) resize(nc int) {
