@@ -173,14 +173,24 @@ var genericTypes = map[string]bool{
 
 // SniffContentType decides the effective type of a body given its
 // Content-Type header. It returns the header's type unless the header is
-// missing, invalid or generic, or declares text (or XML/HTML) while the body
-// starts with a binary signature (an image, PDF, archive, font, audio or
-// video): then it returns the type http.DetectContentType (the MIME Sniffing
-// standard's algorithm) finds in the first 512 bytes. sniffed reports that
-// the body decided. charset is the header's charset when its type is used.
+// missing, invalid or generic, or declares text (or XML/HTML/JSON) while the
+// body starts with a binary signature (an image, PDF, archive, font, audio
+// or video): then it returns the type the body shows, as
+// http.DetectContentType (the MIME Sniffing standard's algorithm) finds it
+// in the first 512 bytes. sniffed reports that the body decided. charset is
+// the header's charset when its type is used.
 func SniffContentType(header string, body []byte) (essence, charset string, sniffed bool) {
 	declared, cs, ok := ParseContentType(header)
+	return sniffParsed(declared, cs, ok, body)
+}
+
+// sniffParsed is SniffContentType after the header has been parsed.
+func sniffParsed(declared, cs string, ok bool, body []byte) (essence, charset string, sniffed bool) {
 	if ok && !genericTypes[declared] && !textual(declared) {
+		return declared, cs, false
+	}
+	if ok && declared != "text/plain" && !genericTypes[declared] && !hasBinarySignature(body) {
+		// The common case, a text type over text, needs no full sniff.
 		return declared, cs, false
 	}
 	detected, _, _ := ParseContentType(http.DetectContentType(body))
@@ -197,6 +207,29 @@ func SniffContentType(header string, body []byte) (essence, charset string, snif
 		return detected, "", true
 	}
 	return declared, cs, false
+}
+
+// binarySignatures are the leading bytes of the binary formats the MIME
+// Sniffing standard recognizes (§6.1 images, §6.2 audio and video, §6.3
+// fonts, §6.4 archives, plus PDF and PostScript from §7.1), used as a fast
+// pre-check before the full algorithm. A false positive only costs a call
+// to http.DetectContentType.
+var binarySignatures = []string{
+	"\x89PNG", "\xff\xd8\xff", "GIF8", "RIFF", "BM", "\x00\x00\x01\x00", "\x00\x00\x02\x00",
+	"%PDF-", "%!PS-Adobe-", "PK\x03\x04", "\x1f\x8b\x08", "Rar!\x1a\x07", "OggS\x00", "ID3", "FORM",
+	"\x1aE\xdf\xa3", "wOFF", "wOF2", "OTTO", "\x00\x01\x00\x00", "ttcf", "\x00asm", "MThd", "\xff\xfb",
+}
+
+// hasBinarySignature reports whether body may start with a binary format
+// (including signatures at an offset: MP4's "ftyp" box and EOT's magic).
+func hasBinarySignature(body []byte) bool {
+	for _, sig := range binarySignatures {
+		if len(body) >= len(sig) && string(body[:len(sig)]) == sig {
+			return true
+		}
+	}
+	return len(body) >= 8 && string(body[4:8]) == "ftyp" || // MP4 family
+		len(body) >= 36 && string(body[34:36]) == "LP" // Embedded OpenType
 }
 
 // textual reports whether a type is text that a binary signature can

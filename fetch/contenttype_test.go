@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,20 @@ func FuzzParseContentType(f *testing.F) {
 			t.Fatalf("essence %q does not reparse (%q, %v)", e, e2, ok2)
 		}
 		SniffContentType(s, []byte(s))
+	})
+}
+
+// FuzzSniffFastPath checks that the quick binary-signature pre-check never
+// misses a binary type the full MIME sniffing algorithm would find, so the
+// fast path cannot change SniffContentType's answer.
+func FuzzSniffFastPath(f *testing.F) {
+	for _, s := range []string{"\x89PNG\r\n\x1a\n", "%PDF-1.7", "<html>", "RIFF\x00\x00\x00\x00WEBPVP", "\x00\x00\x00\x18ftypmp42", "GIF89a", "\x1f\x8b\x08"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		detected, _, _ := ParseContentType(http.DetectContentType(body))
+		if detected != "application/octet-stream" && !textual(detected) && !hasBinarySignature(body) {
+			t.Fatalf("fast path misses %s for %q", detected, body)
+		}
 	})
 }

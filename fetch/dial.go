@@ -47,6 +47,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 			ctx, cancel = context.WithTimeout(ctx, d.net.Timeout)
 			defer cancel()
 		}
+		t0 := time.Now()
 		conn, err := d.custom(ctx, network, addr)
 		if err != nil {
 			return nil, err
@@ -55,6 +56,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 			conn.Close()
 			return nil, err
 		}
+		traceFrom(ctx).dial(0, time.Since(t0))
 		return conn, nil
 	}
 	port, err := strconv.ParseUint(portStr, 10, 16)
@@ -62,12 +64,15 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 		return nil, fmt.Errorf("fetch: bad port in %q", addr)
 	}
 	addrs := []netip.Addr{literal}
+	var dnsTime time.Duration
 	if litErr != nil {
+		t0 := time.Now()
 		trace := httptrace.ContextClientTrace(ctx)
 		if trace != nil && trace.DNSStart != nil {
 			trace.DNSStart(httptrace.DNSStartInfo{Host: host})
 		}
 		addrs, err = d.dns.Lookup(ctx, host)
+		dnsTime = time.Since(t0)
 		if trace != nil && trace.DNSDone != nil {
 			trace.DNSDone(httptrace.DNSDoneInfo{Err: err})
 		}
@@ -87,7 +92,9 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 		if d.dialIP != nil {
 			dial = d.dialIP
 		}
+		t0 := time.Now()
 		conn, err := dial(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		connectTime := time.Since(t0)
 		if litErr != nil {
 			d.dns.ReportConnect(host, err)
 		}
@@ -103,6 +110,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 			conn.Close()
 			return nil, err
 		}
+		traceFrom(ctx).dial(dnsTime, connectTime)
 		return conn, nil
 	}
 	return nil, firstErr

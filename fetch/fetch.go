@@ -39,6 +39,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -98,8 +99,8 @@ type Config struct {
 
 	// ConnectTimeout bounds a TCP connect (default 10 s); TLSTimeout a TLS
 	// handshake (default 10 s); HeaderTimeout the wait for response headers
-	// after the request is sent (default 30 s); Timeout one request as a
-	// whole, body included (default 60 s).
+	// from the start of the request (default 30 s); Timeout one request as
+	// a whole, body included (default 60 s).
 	ConnectTimeout, TLSTimeout, HeaderTimeout, Timeout time.Duration
 	// MinTransferRate in bytes per second, averaged over each
 	// TransferRateWindow while a body is read; a slower transfer fails
@@ -215,6 +216,7 @@ type Fetcher struct {
 	ownDNS     bool
 	pol        *Politeness
 	dialer     *guardedDialer
+	header     http.Header // request header template
 	closed     atomic.Bool
 }
 
@@ -228,7 +230,15 @@ func New(cfg Config) (*Fetcher, error) {
 		return nil, fmt.Errorf("%w: User-Agent contains a line break", ErrNoUserAgent)
 	}
 	cfg.ensureDefaults()
-	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness}
+	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: cfg.Header.Clone()}
+	if f.header == nil {
+		f.header = make(http.Header)
+	}
+	if f.header.Get("Accept") == "" {
+		f.header.Set("Accept", defaultAccept)
+	}
+	f.header.Set("User-Agent", cfg.UserAgent)
+	f.header.Set("Accept-Encoding", acceptEncoding)
 	if f.dns == nil {
 		dc := cfg.DNSConfig
 		if dc.Clock == nil {
@@ -280,7 +290,9 @@ func New(cfg Config) (*Fetcher, error) {
 		f.transport.ForceAttemptHTTP2 = true
 		f.transport.DisableCompression = true // the Fetcher decodes, with limits
 		f.transport.TLSHandshakeTimeout = cfg.TLSTimeout
-		f.transport.ResponseHeaderTimeout = cfg.HeaderTimeout
+		// The header timeout is enforced by the Fetcher's per-request
+		// watchdog, which shares one timer with the other deadlines.
+		f.transport.ResponseHeaderTimeout = 0
 		f.transport.MaxResponseHeaderBytes = cfg.MaxHeaderBytes
 		f.client.Transport = f.transport
 	}
@@ -485,8 +497,9 @@ func (f *Fetcher) acquire(ctx context.Context, host string) (time.Time, error) {
 
 // Errors used as context causes, to tell our own timeouts apart.
 var (
-	errTotalTimeout = errors.New("request exceeded its total timeout")
-	errSlowTransfer = errors.New("transfer below the minimum rate")
+	errTotalTimeout  = errors.New("request exceeded its total timeout")
+	errHeaderTimeout = errors.New("no response headers in time")
+	errSlowTransfer  = errors.New("transfer below the minimum rate")
 )
 
 // exchangeResult is the outcome of one HTTP exchange (one hop).
@@ -501,29 +514,36 @@ type exchangeResult struct {
 func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, req *Request, first bool, resp *Response) (ex exchangeResult) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	if f.cfg.Timeout > 0 {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, f.cfg.Timeout, errTotalTimeout)
-		defer stop()
+	wd := f.startWatchdog(cancel)
+	defer wd.stop()
+	rt := &reqTrace{f: f, u: u}
+	ctx = context.WithValue(ctx, reqTraceKey{}, rt)
+	if u.Scheme == "https" || f.traceGuard {
+		// The TLS handshake and (for an opaque RoundTripper) the connection
+		// are only visible through httptrace. Plain HTTP on the Fetcher's
+		// own transport needs no trace: the dialler records DNS and connect
+		// times itself, which keeps the common path cheap.
+		ctx = httptrace.WithClientTrace(ctx, rt.hooks())
 	}
-	var timing Timing
-	var blocked error
-	ctx = httptrace.WithClientTrace(ctx, f.trace(&timing, &blocked, u))
-	hr, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
-	if err != nil {
-		return exchangeResult{err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
-	}
-	for k, v := range f.cfg.Header {
-		hr.Header[k] = v
-	}
-	if hr.Header.Get("Accept") == "" {
-		hr.Header.Set("Accept", defaultAccept)
-	}
+	// Built directly rather than with http.NewRequest, which would format
+	// and reparse the already parsed URL.
+	uc := *u
+	hr := (&http.Request{
+		Method:     method,
+		URL:        &uc,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     f.header.Clone(),
+		Host:       strings.TrimSuffix(u.Host, ":"),
+	}).WithContext(ctx)
 	for k, v := range req.Header {
-		hr.Header[k] = v
+		switch k {
+		case "User-Agent", "Accept-Encoding", "If-None-Match", "If-Modified-Since":
+		default:
+			hr.Header[k] = v
+		}
 	}
-	hr.Header.Set("User-Agent", f.cfg.UserAgent)
-	hr.Header.Set("Accept-Encoding", acceptEncoding)
 	conditional := first && !req.Validators.IsZero()
 	if conditional {
 		if req.Validators.ETag != "" {
@@ -535,10 +555,14 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	}
 	start := time.Now()
 	hresp, err := f.client.Do(hr)
+	wd.headersDone()
+	rt.setFirstByte(time.Since(start))
 	if err != nil {
-		if blocked != nil {
-			err = blocked
+		rt.mu.Lock()
+		if rt.blocked != nil {
+			err = rt.blocked
 		}
+		rt.mu.Unlock()
 		return f.classify(parent, ctx, u, err)
 	}
 	defer hresp.Body.Close()
@@ -559,8 +583,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			// redirect body is abandoned with its connection.
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 4<<10))
 			ex.location = next
-			timing.Total = time.Since(start)
-			resp.Timing = timing
+			resp.Timing = rt.result(time.Since(start))
 			return ex
 		}
 	}
@@ -585,7 +608,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		}
 	}
 	defer closeDec()
-	stopWatch := f.watchRate(wire, cancel)
+	wd.watchBody(wire)
 	hint := int64(-1)
 	if len(codings) == 0 {
 		hint = hresp.ContentLength
@@ -594,9 +617,8 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		maxBody: f.cfg.MaxBodyBytes, onTooLarge: f.cfg.OnTooLarge,
 		maxExpansion: f.cfg.MaxExpansion, expansionFloor: f.cfg.ExpansionFloor,
 	})
-	stopWatch()
-	timing.Total = time.Since(start)
-	resp.Timing = timing
+	wd.stop()
+	resp.Timing = rt.result(time.Since(start))
 	resp.WireBytes = wire.n.Load()
 	if err != nil {
 		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDecompressionBomb) {
@@ -608,9 +630,9 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	}
 	resp.Body, resp.Truncated = res.body, res.truncated
 	resp.ContentEncoding = codings
-	ct := hresp.Header.Get("Content-Type")
-	resp.DeclaredType, _, _ = ParseContentType(ct)
-	resp.ContentType, resp.Charset, resp.Sniffed = SniffContentType(ct, resp.Body)
+	declared, cs, ok := ParseContentType(hresp.Header.Get("Content-Type"))
+	resp.DeclaredType = declared
+	resp.ContentType, resp.Charset, resp.Sniffed = sniffParsed(declared, cs, ok, resp.Body)
 	return ex
 }
 
@@ -623,34 +645,131 @@ func isRedirect(code int) bool {
 	return false
 }
 
-// watchRate cancels the request (cause errSlowTransfer) when fewer than
-// MinTransferRate × TransferRateWindow bytes arrive in a window. It runs on
-// a timer owned by the exchange; the returned function stops it.
-func (f *Fetcher) watchRate(wire *wireCounter, cancel context.CancelCauseFunc) (stop func()) {
-	if f.cfg.MinTransferRate <= 0 || f.cfg.TransferRateWindow <= 0 {
-		return func() {}
+// watchdog enforces one request's deadlines with a single timer: the wait
+// for response headers, the total timeout and, while the body is read, the
+// minimum transfer rate. It cancels the request's context with
+// errHeaderTimeout, errTotalTimeout or errSlowTransfer as the cause. It
+// uses real time: these are I/O deadlines.
+type watchdog struct {
+	cancel         context.CancelCauseFunc
+	total, headers time.Time // deadlines; zero: none
+	window         time.Duration
+	need           int64 // bytes required per window; 0: no rate floor
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	body    bool         // headers have arrived
+	wire    *wireCounter // set while the body is read with a rate floor
+	last    int64        // wire count at the previous check
+	next    time.Time    // when the current rate window ends
+	stopped bool
+}
+
+func (f *Fetcher) startWatchdog(cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{cancel: cancel, window: f.cfg.TransferRateWindow}
+	if f.cfg.MinTransferRate > 0 && f.cfg.TransferRateWindow > 0 {
+		w.need = int64(float64(f.cfg.MinTransferRate) * f.cfg.TransferRateWindow.Seconds())
 	}
-	need := int64(float64(f.cfg.MinTransferRate) * f.cfg.TransferRateWindow.Seconds())
-	var last int64
-	var t *time.Timer
-	done := make(chan struct{})
-	check := func() {
-		n := wire.n.Load()
-		if n-last < need {
-			cancel(errSlowTransfer)
+	now := time.Now()
+	if f.cfg.Timeout > 0 {
+		w.total = now.Add(f.cfg.Timeout)
+	}
+	if f.cfg.HeaderTimeout > 0 {
+		w.headers = now.Add(f.cfg.HeaderTimeout)
+	}
+	if wake := w.wakeLocked(); !wake.IsZero() {
+		w.timer = time.AfterFunc(wake.Sub(now), w.fire)
+	}
+	return w
+}
+
+// wakeLocked returns the next time the watchdog must look, or zero.
+// Requires w.mu held (or w not yet shared).
+func (w *watchdog) wakeLocked() time.Time {
+	wake := w.total
+	earlier := func(t time.Time) {
+		if !t.IsZero() && (wake.IsZero() || t.Before(wake)) {
+			wake = t
+		}
+	}
+	if !w.body {
+		earlier(w.headers)
+	} else if w.wire != nil {
+		earlier(w.next)
+	}
+	return wake
+}
+
+// rearmLocked points the timer at the next wake time. Requires w.mu held.
+func (w *watchdog) rearmLocked(now time.Time) {
+	wake := w.wakeLocked()
+	switch {
+	case wake.IsZero():
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+	case w.timer == nil:
+		w.timer = time.AfterFunc(wake.Sub(now), w.fire)
+	default:
+		w.timer.Reset(wake.Sub(now))
+	}
+}
+
+// headersDone ends the header phase.
+func (w *watchdog) headersDone() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.body = true
+}
+
+// watchBody starts the transfer-rate checks on wire.
+func (w *watchdog) watchBody(wire *wireCounter) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.body = true
+	if w.need == 0 || w.stopped {
+		return
+	}
+	now := time.Now()
+	w.wire = wire
+	w.last = wire.n.Load()
+	w.next = now.Add(w.window)
+	w.rearmLocked(now)
+}
+
+// fire runs on the timer's goroutine.
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	now := time.Now()
+	switch {
+	case !w.total.IsZero() && !now.Before(w.total):
+		w.cancel(errTotalTimeout)
+		return
+	case !w.body && !w.headers.IsZero() && !now.Before(w.headers):
+		w.cancel(errHeaderTimeout)
+		return
+	case w.wire != nil && !now.Before(w.next):
+		n := w.wire.n.Load()
+		if n-w.last < w.need {
+			w.cancel(errSlowTransfer)
 			return
 		}
-		last = n
-		select {
-		case <-done:
-		default:
-			t.Reset(f.cfg.TransferRateWindow)
-		}
+		w.last, w.next = n, now.Add(w.window)
 	}
-	t = time.AfterFunc(f.cfg.TransferRateWindow, check)
-	return func() {
-		close(done)
-		t.Stop()
+	w.rearmLocked(now)
+}
+
+// stop ends the watch; it is idempotent.
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.timer != nil {
+		w.timer.Stop()
 	}
 }
 
@@ -663,6 +782,8 @@ func (f *Fetcher) ctxCause(parent, ctx context.Context) error {
 	switch cause := context.Cause(ctx); cause {
 	case errTotalTimeout:
 		return fmt.Errorf("%w: %w (%s)", ErrTimeout, cause, f.cfg.Timeout)
+	case errHeaderTimeout:
+		return fmt.Errorf("%w: %w (%s)", ErrTimeout, cause, f.cfg.HeaderTimeout)
 	case errSlowTransfer:
 		return fmt.Errorf("%w: %w (%d B/s over %s)", ErrTimeout, cause, f.cfg.MinTransferRate, f.cfg.TransferRateWindow)
 	}
@@ -697,43 +818,94 @@ func (f *Fetcher) classify(parent, ctx context.Context, u *url.URL, err error) e
 	return wrap(err, true)
 }
 
-// trace returns the httptrace hooks that fill timing and, when the
-// RoundTripper is opaque, apply the guard to the connection it reports.
-func (f *Fetcher) trace(t *Timing, blocked *error, u *url.URL) *httptrace.ClientTrace {
-	var dnsStart, connStart, tlsStart, wrote time.Time
-	ct := &httptrace.ClientTrace{
-		DNSStart:          func(httptrace.DNSStartInfo) { dnsStart = time.Now() },
-		DNSDone:           func(httptrace.DNSDoneInfo) { t.DNS = time.Since(dnsStart) },
-		ConnectStart:      func(string, string) { connStart = time.Now() },
-		ConnectDone:       func(string, string, error) { t.Connect = time.Since(connStart) },
-		TLSHandshakeStart: func() { tlsStart = time.Now() },
-		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.TLS = time.Since(tlsStart) },
-		WroteRequest:      func(httptrace.WroteRequestInfo) { wrote = time.Now() },
-		GotFirstResponseByte: func() {
-			if !wrote.IsZero() {
-				t.FirstByte = time.Since(wrote)
-			}
-		},
-		GotConn: func(info httptrace.GotConnInfo) {
-			t.Reused = info.Reused
-		},
+// reqTrace collects one request's timing: DNS and connect times from the
+// Fetcher's dialler (found through the context), TLS and connection reuse
+// from httptrace when installed. Dials may finish on the transport's
+// goroutines after the request gave up on them, so fields are guarded.
+type reqTrace struct {
+	f *Fetcher
+	u *url.URL
+
+	mu       sync.Mutex
+	timing   Timing
+	dialed   bool
+	tlsStart time.Time
+	blocked  error
+}
+
+// reqTraceKey is the context key under which the dialler finds the
+// request's reqTrace.
+type reqTraceKey struct{}
+
+// traceFrom returns the reqTrace in ctx, or nil.
+func traceFrom(ctx context.Context) *reqTrace {
+	rt, _ := ctx.Value(reqTraceKey{}).(*reqTrace)
+	return rt
+}
+
+func (rt *reqTrace) dial(dns, connect time.Duration) {
+	if rt == nil {
+		return
 	}
-	if f.traceGuard {
-		ct.GotConn = func(info httptrace.GotConnInfo) {
-			t.Reused = info.Reused
-			if ap, err := remoteAddrPort(info.Conn); err != nil {
-				*blocked = &BlockedAddressError{Host: u.Hostname(), Reason: "unverifiable (" + err.Error() + ")"}
-			} else {
-				*blocked = f.guard.Check(u.Hostname(), ap.Addr())
-			}
-			if *blocked != nil {
-				// Closing before the request is written means not one byte
-				// reaches the refused address.
-				info.Conn.Close()
-			}
-		}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.dialed = true
+	rt.timing.DNS, rt.timing.Connect = dns, connect
+}
+
+func (rt *reqTrace) setFirstByte(d time.Duration) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.timing.FirstByte = d
+}
+
+// result returns the timing with total set. Without httptrace, a request
+// that did not dial reused a connection.
+func (rt *reqTrace) result(total time.Duration) Timing {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	t := rt.timing
+	t.Total = total
+	if !t.Reused && !rt.dialed && t.TLS == 0 {
+		t.Reused = true
 	}
-	return ct
+	return t
+}
+
+func (rt *reqTrace) hooks() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		TLSHandshakeStart: func() {
+			rt.mu.Lock()
+			rt.tlsStart = time.Now()
+			rt.mu.Unlock()
+		},
+		TLSHandshakeDone: func(tls.ConnectionState, error) {
+			rt.mu.Lock()
+			rt.timing.TLS = time.Since(rt.tlsStart)
+			rt.mu.Unlock()
+		},
+		GotConn: rt.gotConn,
+	}
+}
+
+func (rt *reqTrace) gotConn(info httptrace.GotConnInfo) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.timing.Reused = info.Reused
+	if !rt.f.traceGuard {
+		return
+	}
+	host := rt.u.Hostname()
+	if ap, err := remoteAddrPort(info.Conn); err != nil {
+		rt.blocked = &BlockedAddressError{Host: host, Reason: "unverifiable (" + err.Error() + ")"}
+	} else {
+		rt.blocked = rt.f.guard.Check(host, ap.Addr())
+	}
+	if rt.blocked != nil {
+		// Closing before the request is written means not one byte
+		// reaches the refused address.
+		info.Conn.Close()
+	}
 }
 
 // HostKey is the default Config.HostKey: the URL's host in lower case,

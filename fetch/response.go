@@ -38,13 +38,13 @@ type Hop struct {
 }
 
 // Timing breaks down the time of the final request of a fetch (the last
-// redirect hop of the last attempt), from httptrace. DNS, Connect and TLS
-// are zero when a kept-alive connection was reused.
+// redirect hop of the last attempt). DNS, Connect and TLS are zero when a
+// kept-alive connection was reused.
 type Timing struct {
 	DNS       time.Duration // name lookup through the DNS cache
 	Connect   time.Duration // TCP connect
 	TLS       time.Duration // TLS handshake
-	FirstByte time.Duration // from sending the request to the first response byte
+	FirstByte time.Duration // from the start of the request to its response headers
 	Total     time.Duration // the whole request, body included
 	Reused    bool          // the connection was kept alive from an earlier request
 }
