@@ -15,8 +15,11 @@ const (
 	DefaultK = 3
 	// MaxK is the largest supported distance.
 	MaxK = 4
-	// maxBlocks bounds Options.Blocks.
+	// maxBlocks bounds Options.Blocks, and maxTables the tables any
+	// allowed layout has (the most is 15: K=4, Blocks=6, all pairs of one
+	// group; TestMaxTables checks every layout).
 	maxBlocks = 12
+	maxTables = 16
 	// bufferSize is how many recent additions are kept unindexed (and
 	// scanned linearly by Near) before they become a segment.
 	bufferSize = 256
@@ -489,11 +492,17 @@ func sortFingerprints(fps []uint64) {
 // near appends the segment's entries within sc.k of q.
 func (seg *segment) near(dst []Match, q uint64, sc *scheme) []Match {
 	k := sc.k
+	// Look up every table's bucket before reading any of them: the
+	// directory reads are independent, so their cache misses overlap,
+	// and so do the bucket reads of the second loop.
+	var spans [maxTables][2]uint32
 	for t := range seg.tables {
 		tab := &seg.tables[t]
 		b := sc.key(t, q) >> tab.shift
-		lo, hi := tab.dir[b], tab.dir[b+1]
-		fps := tab.fps[lo:hi]
+		spans[t] = [2]uint32{tab.dir[b], tab.dir[b+1]}
+	}
+	for t := range seg.tables {
+		fps := seg.tables[t].fps[spans[t][0]:spans[t][1]]
 		for i, f := range fps {
 			d := bits.OnesCount64(f ^ q)
 			if d > k {

@@ -285,3 +285,17 @@ func TestIndexMemoryPerEntry(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxTables(t *testing.T) {
+	for k := 1; k <= MaxK; k++ {
+		for b := k + 1; b <= maxBlocks; b++ {
+			sc, err := newScheme(k, b)
+			if err != nil {
+				t.Fatalf("k=%d blocks=%d: %v", k, b, err)
+			}
+			if len(sc.tables) > maxTables {
+				t.Fatalf("k=%d blocks=%d: %d tables > maxTables", k, b, len(sc.tables))
+			}
+		}
+	}
+}
