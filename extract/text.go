@@ -1,0 +1,263 @@
+package extract
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+)
+
+// textBuf accumulates text with white-space runs folded to one space,
+// without leading or trailing space, up to limit bytes.
+type textBuf struct {
+	b         []byte
+	limit     int
+	pending   bool // a space is due before the next word
+	truncated bool
+}
+
+func (t *textBuf) reset() {
+	t.b, t.pending, t.truncated = t.b[:0], false, false
+}
+
+// space marks a word boundary.
+func (t *textBuf) space() {
+	if len(t.b) > 0 {
+		t.pending = true
+	}
+}
+
+// isSpace reports HTML ASCII white space (the HTML standard's definition),
+// plus VT which browsers also collapse in practice.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func (t *textBuf) add(p []byte) {
+	if t.truncated {
+		return
+	}
+	for len(p) > 0 {
+		if isSpace(p[0]) {
+			t.space()
+			i := 1
+			for i < len(p) && isSpace(p[i]) {
+				i++
+			}
+			p = p[i:]
+			continue
+		}
+		i := 1
+		for i < len(p) && !isSpace(p[i]) {
+			i++
+		}
+		word := p[:i]
+		p = p[i:]
+		need := len(word)
+		if t.pending {
+			need++
+		}
+		if len(t.b)+need > t.limit {
+			t.truncated = true
+			room := t.limit - len(t.b)
+			if t.pending {
+				room--
+			}
+			if room > 0 {
+				// Cut at a rune boundary.
+				for room > 0 && !utf8.RuneStart(word[room]) {
+					room--
+				}
+				if room > 0 {
+					if t.pending {
+						t.b = append(t.b, ' ')
+					}
+					t.b = append(t.b, word[:room]...)
+				}
+			}
+			return
+		}
+		if t.pending {
+			t.b = append(t.b, ' ')
+			t.pending = false
+		}
+		t.b = append(t.b, word...)
+	}
+}
+
+func (t *textBuf) string() string {
+	return validUTF8(string(t.b))
+}
+
+// validUTF8 replaces invalid byte sequences with U+FFFD: the tokenizer passes
+// bytes through, and a page that lies about its charset must not produce
+// invalid strings.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+func trimHTMLSpace(b []byte) []byte {
+	for len(b) > 0 && (isSpace(b[0]) || b[0] == 0) {
+		b = b[1:]
+	}
+	for len(b) > 0 && (isSpace(b[len(b)-1]) || b[len(b)-1] == 0) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// equalFold compares ASCII case-insensitively without allocating.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c, d := b[i], s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'A' <= d && d <= 'Z' {
+			d += 'a' - 'A'
+		}
+		if c != d {
+			return false
+		}
+	}
+	return true
+}
+
+// parseRel reads a rel attribute: an unordered set of space-separated,
+// ASCII case-insensitive tokens (HTML §4.6.7).
+func parseRel(v []byte) Rel {
+	var r Rel
+	for len(v) > 0 {
+		for len(v) > 0 && isSpace(v[0]) {
+			v = v[1:]
+		}
+		i := 0
+		for i < len(v) && !isSpace(v[i]) {
+			i++
+		}
+		tok := v[:i]
+		v = v[i:]
+		switch {
+		case equalFold(tok, "nofollow"):
+			r |= RelNofollow
+		case equalFold(tok, "ugc"):
+			r |= RelUGC
+		case equalFold(tok, "sponsored"):
+			r |= RelSponsored
+		case equalFold(tok, "canonical"):
+			r |= RelCanonical
+		case equalFold(tok, "alternate"):
+			r |= RelAlternate
+		case equalFold(tok, "next"):
+			r |= RelNext
+		case equalFold(tok, "prev"), equalFold(tok, "previous"):
+			r |= RelPrev
+		case equalFold(tok, "stylesheet"):
+			r |= RelStylesheet
+		case equalFold(tok, "icon"), equalFold(tok, "apple-touch-icon"), equalFold(tok, "mask-icon"):
+			r |= RelIcon
+		case equalFold(tok, "preload"), equalFold(tok, "prefetch"), equalFold(tok, "modulepreload"),
+			equalFold(tok, "dns-prefetch"), equalFold(tok, "preconnect"), equalFold(tok, "prerender"):
+			r |= RelPreload
+		case equalFold(tok, "noopener"), equalFold(tok, "noreferrer"):
+			r |= RelNoopener
+		}
+	}
+	return r
+}
+
+// eachSrcset calls fn with the URL of every image candidate in a srcset
+// attribute, following the HTML standard's "parse a srcset attribute"
+// (§4.8.4.3.10): candidates are separated by commas; a URL is a run of
+// non-space characters, with trailing commas removed; descriptors follow up
+// to the next comma outside parentheses.
+func eachSrcset(v []byte, fn func(url []byte)) {
+	for {
+		for len(v) > 0 && (isSpace(v[0]) || v[0] == ',') {
+			v = v[1:]
+		}
+		if len(v) == 0 {
+			return
+		}
+		i := 0
+		for i < len(v) && !isSpace(v[i]) {
+			i++
+		}
+		u := v[:i]
+		v = v[i:]
+		trailingComma := false
+		for len(u) > 0 && u[len(u)-1] == ',' {
+			u, trailingComma = u[:len(u)-1], true
+		}
+		if len(u) > 0 {
+			fn(u)
+		}
+		if trailingComma {
+			continue
+		}
+		// Skip the descriptors up to a comma not inside parentheses.
+		depth := 0
+		for len(v) > 0 {
+			c := v[0]
+			v = v[1:]
+			if c == '(' {
+				depth++
+			} else if c == ')' && depth > 0 {
+				depth--
+			} else if c == ',' && depth == 0 {
+				break
+			}
+		}
+	}
+}
+
+// refreshURL extracts the URL of a <meta http-equiv="refresh"> content value
+// following the HTML standard's "shared declarative refresh steps"
+// (§4.2.5.3): a time, then ';' or ',', then optionally "url" '=' and a
+// possibly quoted URL. It returns nil when there is no URL (a plain reload).
+func refreshURL(c []byte) []byte {
+	c = trimHTMLSpace(c)
+	i := 0
+	for i < len(c) && (c[i] >= '0' && c[i] <= '9' || c[i] == '.') {
+		i++
+	}
+	if i == 0 {
+		return nil
+	}
+	c = c[i:]
+	for len(c) > 0 && isSpace(c[0]) {
+		c = c[1:]
+	}
+	if len(c) == 0 || (c[0] != ';' && c[0] != ',') {
+		return nil
+	}
+	c = c[1:]
+	for len(c) > 0 && isSpace(c[0]) {
+		c = c[1:]
+	}
+	if len(c) >= 3 && equalFold(c[:3], "url") {
+		rest := c[3:]
+		for len(rest) > 0 && isSpace(rest[0]) {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0] == '=' {
+			c = rest[1:]
+			for len(c) > 0 && isSpace(c[0]) {
+				c = c[1:]
+			}
+		}
+	}
+	if len(c) > 0 && (c[0] == '"' || c[0] == '\'') {
+		q := c[0]
+		c = c[1:]
+		if j := bytes.IndexByte(c, q); j >= 0 {
+			c = c[:j]
+		}
+	}
+	return trimHTMLSpace(c)
+}

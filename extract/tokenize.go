@@ -1,0 +1,577 @@
+package extract
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/transform"
+
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// pendingLink is a link before resolution.
+type pendingLink struct {
+	raw      string
+	kind     Kind
+	text     string
+	rel      Rel
+	hreflang string
+}
+
+// state is one extraction pass.
+type state struct {
+	o   Options
+	z   *html.Tokenizer
+	doc *Document
+
+	links    []pendingLink
+	baseHref string
+	haveBase bool
+	canon    string // raw href of the first rel=canonical link
+
+	text   textBuf
+	anchor textBuf
+	// anchorLink is the index in links of the open <a>, or -1.
+	anchorLink int
+
+	skipRaw   bool // the next text tokens are raw text to ignore
+	inTitle   bool // the next text tokens are the <title>
+	titleSeen bool
+	title     textBuf
+	svg       int // depth of <svg>, whose <title> is not the page's
+	template  int // depth of <template>, whose content is inert
+	langSeen  bool
+	metaLang  string
+
+	robots robotsAcc
+}
+
+func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Header) (*Document, error) {
+	s := &state{o: o.withDefaults(), doc: &Document{}, anchorLink: -1}
+	pageURL = strings.TrimSpace(pageURL)
+	if pageURL != "" {
+		u, err := urlnorm.ResolveString("", pageURL)
+		if err != nil || !isHTTP(u) {
+			return nil, fmt.Errorf("%w: %q", ErrInvalidPageURL, pageURL)
+		}
+		pageURL = u
+	}
+	s.doc.Base = pageURL
+	s.text.limit = s.o.MaxTextBytes
+	s.anchor.limit = s.o.MaxAnchorText
+	s.title.limit = s.o.MaxFieldBytes
+	s.robots.agent = strings.ToLower(strings.TrimSpace(s.o.UserAgent))
+
+	contentType := ""
+	if header != nil {
+		contentType = header.Get("Content-Type")
+		for _, v := range header.Values("X-Robots-Tag") {
+			s.robots.header(v)
+		}
+	}
+
+	// Charset: look at the first 1024 bytes, as the WHATWG prescan does.
+	var peek []byte
+	var src io.Reader
+	if r == nil {
+		peek = body[:min(len(body), 1024)]
+		src = bytes.NewReader(body)
+	} else {
+		br := bufio.NewReaderSize(r, 4096)
+		peek, _ = br.Peek(1024)
+		src = br
+	}
+	enc, name, _ := charset.DetermineEncoding(peek, contentType)
+	s.doc.Charset = name
+	if name != "utf-8" {
+		src = transform.NewReader(src, enc.NewDecoder())
+	} else if bytes.HasPrefix(peek, []byte("\xEF\xBB\xBF")) {
+		// The tokenizer would keep a UTF-8 BOM as text.
+		src = skipBOM(src)
+	}
+
+	s.z = html.NewTokenizer(src)
+	s.z.SetMaxBuf(s.o.MaxTokenBytes)
+	err := s.loop()
+	s.finish(header)
+	return s.doc, err
+}
+
+func skipBOM(r io.Reader) io.Reader {
+	var bom [3]byte
+	io.ReadFull(r, bom[:])
+	return r
+}
+
+func isHTTP(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
+}
+
+func (s *state) loop() error {
+	z := s.z
+	for {
+		tt := z.Next()
+		if tt != html.TextToken {
+			s.skipRaw = false
+			s.inTitle = false
+		}
+		switch tt {
+		case html.ErrorToken:
+			err := z.Err()
+			if err == io.EOF {
+				return nil
+			}
+			if errors.Is(err, html.ErrBufferExceeded) {
+				return fmt.Errorf("%w (%d bytes)", ErrTokenTooLarge, s.o.MaxTokenBytes)
+			}
+			return err
+		case html.TextToken:
+			switch {
+			case s.inTitle:
+				s.title.add(z.Text())
+			case s.skipRaw || s.template > 0:
+			default:
+				t := z.Text()
+				s.text.add(t)
+				if s.anchorLink >= 0 {
+					s.anchor.add(t)
+				}
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			s.start(tt == html.SelfClosingTagToken)
+		case html.EndTagToken:
+			s.end()
+		}
+	}
+}
+
+// boundary marks an element boundary in the text unless the element is
+// inline (phrasing content that does not separate words).
+func (s *state) boundary(a atom.Atom) {
+	switch a {
+	case atom.A, atom.Abbr, atom.B, atom.Bdi, atom.Bdo, atom.Cite, atom.Code, atom.Data,
+		atom.Del, atom.Dfn, atom.Em, atom.Font, atom.I, atom.Ins, atom.Kbd, atom.Label,
+		atom.Mark, atom.Q, atom.S, atom.Samp, atom.Small, atom.Span, atom.Strong,
+		atom.Sub, atom.Sup, atom.Time, atom.U, atom.Var, atom.Wbr, atom.Tt, atom.Big, atom.Strike, atom.Nobr:
+		return
+	}
+	s.text.space()
+	if s.anchorLink >= 0 {
+		s.anchor.space()
+	}
+}
+
+func (s *state) start(selfClosing bool) {
+	z := s.z
+	name, hasAttr := z.TagName()
+	a := atom.Lookup(name)
+	s.boundary(a)
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Textarea, atom.Xmp,
+		atom.Noembed, atom.Noframes, atom.Plaintext:
+		// The tokenizer reads these elements' content as raw text.
+		s.skipRaw = true
+		if a == atom.Script && hasAttr {
+			s.simple(KindScript, "src")
+		}
+		return
+	case atom.Iframe:
+		s.skipRaw = true
+		if hasAttr {
+			s.simple(KindIframe, "src")
+		}
+		return
+	case atom.Title:
+		if !s.titleSeen && s.svg == 0 {
+			s.titleSeen, s.inTitle = true, true
+		} else {
+			s.skipRaw = true
+		}
+		return
+	case atom.Svg:
+		if !selfClosing {
+			s.svg++
+		}
+	case atom.Template:
+		if !selfClosing {
+			s.template++
+		}
+	}
+	if !hasAttr {
+		if a == atom.A {
+			s.closeAnchor()
+		}
+		return
+	}
+	switch a {
+	case atom.A:
+		s.closeAnchor()
+		s.anchorTag(selfClosing)
+	case atom.Area:
+		s.linkTag(KindArea, "href")
+	case atom.Link:
+		s.linkTag(KindLink, "href")
+	case atom.Img:
+		s.imgTag(KindImg)
+	case atom.Source:
+		s.imgTag(KindSource)
+	case atom.Frame:
+		s.simple(KindFrame, "src")
+	case atom.Video, atom.Audio, atom.Embed, atom.Track:
+		s.media()
+	case atom.Form:
+		s.simple(KindForm, "action")
+	case atom.Meta:
+		s.meta()
+	case atom.Base:
+		s.base()
+	case atom.Html:
+		s.htmlTag()
+	}
+}
+
+func (s *state) end() {
+	name, _ := s.z.TagName()
+	a := atom.Lookup(name)
+	switch a {
+	case atom.A:
+		s.closeAnchor()
+	case atom.Svg:
+		if s.svg > 0 {
+			s.svg--
+		}
+	case atom.Template:
+		if s.template > 0 {
+			s.template--
+		}
+	}
+	s.boundary(a)
+}
+
+// attrs calls fn for each attribute of the current tag. Keys are lower
+// case; values are entity-decoded and valid only during the call.
+func (s *state) attrs(fn func(key, val []byte)) {
+	for {
+		k, v, more := s.z.TagAttr()
+		fn(k, v)
+		if !more {
+			return
+		}
+	}
+}
+
+// urlAttr turns an attribute value into a link reference, or "" when it
+// is empty or over the size limit (counted as skipped).
+func (s *state) urlAttr(v []byte) string {
+	v = trimHTMLSpace(v)
+	if len(v) == 0 {
+		return ""
+	}
+	if len(v) > s.o.MaxAttrBytes {
+		s.doc.Skipped++
+		return ""
+	}
+	return string(v)
+}
+
+// smallAttr copies an attribute cut to MaxFieldBytes.
+func (s *state) smallAttr(v []byte) string {
+	v = trimHTMLSpace(v)
+	if len(v) > s.o.MaxFieldBytes {
+		v = v[:s.o.MaxFieldBytes]
+	}
+	return validUTF8(string(v))
+}
+
+func (s *state) add(l pendingLink) int {
+	if len(s.links) >= s.o.MaxLinks {
+		s.doc.LinksTruncated = true
+		return -1
+	}
+	s.links = append(s.links, l)
+	return len(s.links) - 1
+}
+
+// simple records a link from one URL attribute.
+func (s *state) simple(k Kind, attr string) {
+	var raw string
+	s.attrs(func(key, val []byte) {
+		if raw == "" && string(key) == attr {
+			raw = s.urlAttr(val)
+		}
+	})
+	if raw != "" {
+		s.add(pendingLink{raw: raw, kind: k})
+	}
+}
+
+func (s *state) anchorTag(selfClosing bool) {
+	var l pendingLink
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case "href":
+			l.raw = s.urlAttr(val)
+		case "xlink:href": // SVG <a>
+			if l.raw == "" {
+				l.raw = s.urlAttr(val)
+			}
+		case "rel":
+			l.rel = parseRel(val)
+		case "hreflang":
+			l.hreflang = s.smallAttr(val)
+		}
+	})
+	if l.raw == "" {
+		return
+	}
+	l.kind = KindA
+	i := s.add(l)
+	if i >= 0 && !selfClosing {
+		s.anchorLink = i
+		s.anchor.reset()
+	}
+}
+
+func (s *state) closeAnchor() {
+	if s.anchorLink < 0 {
+		return
+	}
+	s.links[s.anchorLink].text = s.anchor.string()
+	s.anchorLink = -1
+}
+
+func (s *state) linkTag(k Kind, attr string) {
+	l := pendingLink{kind: k}
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case attr:
+			l.raw = s.urlAttr(val)
+		case "rel":
+			l.rel = parseRel(val)
+		case "hreflang":
+			l.hreflang = s.smallAttr(val)
+		case "alt":
+			if k == KindArea {
+				l.text = s.altText(val)
+			}
+		}
+	})
+	if l.raw == "" {
+		return
+	}
+	if k == KindLink && l.rel&RelCanonical != 0 && s.canon == "" {
+		s.canon = l.raw
+	}
+	s.add(l)
+}
+
+func (s *state) altText(v []byte) string {
+	var t textBuf
+	t.limit = s.o.MaxAnchorText
+	t.add(v)
+	return t.string()
+}
+
+// imgTag records src and every srcset candidate of <img> or <source>; the
+// alt text of an image inside a link is part of the link's anchor text.
+func (s *state) imgTag(k Kind) {
+	var src, alt string
+	var srcset []byte
+	var srcsetOK bool
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case "src":
+			src = s.urlAttr(val)
+		case "alt":
+			alt = s.altText(val)
+		case "srcset":
+			// Candidates are copied out one by one below; the value is
+			// only valid until the next TagAttr call, so keep a copy.
+			if len(val) <= s.o.MaxAttrBytes*4 {
+				srcset, srcsetOK = append([]byte(nil), val...), true
+			} else {
+				s.doc.Skipped++
+			}
+		}
+	})
+	if src != "" {
+		s.add(pendingLink{raw: src, kind: k, text: alt})
+	}
+	if srcsetOK {
+		eachSrcset(srcset, func(u []byte) {
+			if raw := s.urlAttr(u); raw != "" {
+				s.add(pendingLink{raw: raw, kind: k, text: alt})
+			}
+		})
+	}
+	if alt != "" && s.anchorLink >= 0 {
+		s.anchor.space()
+		s.anchor.add([]byte(alt))
+		s.anchor.space()
+	}
+}
+
+func (s *state) media() {
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case "src", "poster":
+			if raw := s.urlAttr(val); raw != "" {
+				s.add(pendingLink{raw: raw, kind: KindMedia})
+			}
+		}
+	})
+}
+
+func (s *state) meta() {
+	var name, equiv, content []byte
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case "name":
+			name = append(name[:0], trimHTMLSpace(val)...)
+		case "http-equiv":
+			equiv = append(equiv[:0], trimHTMLSpace(val)...)
+		case "content":
+			if len(val) > s.o.MaxAttrBytes {
+				val = val[:s.o.MaxAttrBytes]
+			}
+			content = append(content[:0], val...)
+		}
+	})
+	switch {
+	case len(name) > 0:
+		switch {
+		case equalFold(name, "description"):
+			if s.doc.Description == "" {
+				var t textBuf
+				t.limit = s.o.MaxFieldBytes
+				t.add(content)
+				s.doc.Description = t.string()
+			}
+		case equalFold(name, "robots"):
+			s.robots.meta(content)
+		case s.robots.agent != "" && equalFold(name, s.robots.agent):
+			s.robots.meta(content)
+		}
+	case equalFold(equiv, "refresh"):
+		if u := refreshURL(content); len(u) > 0 {
+			if raw := s.urlAttr(u); raw != "" {
+				s.add(pendingLink{raw: raw, kind: KindMetaRefresh})
+			}
+		}
+	case equalFold(equiv, "content-language"):
+		if s.metaLang == "" {
+			// The header form may list several languages; the first is
+			// the primary one.
+			first, _, _ := bytes.Cut(content, []byte(","))
+			s.metaLang = s.smallAttr(first)
+		}
+	}
+}
+
+func (s *state) base() {
+	if s.haveBase {
+		return
+	}
+	s.attrs(func(key, val []byte) {
+		if !s.haveBase && string(key) == "href" {
+			if raw := s.urlAttr(val); raw != "" {
+				s.baseHref, s.haveBase = raw, true
+			}
+		}
+	})
+}
+
+func (s *state) htmlTag() {
+	if s.langSeen {
+		return
+	}
+	s.attrs(func(key, val []byte) {
+		if string(key) == "lang" && !s.langSeen {
+			if v := s.smallAttr(val); v != "" {
+				s.doc.Language, s.langSeen = v, true
+			}
+		}
+	})
+}
+
+// finish resolves the links against the final base and fills in the rest
+// of the Document.
+func (s *state) finish(header http.Header) {
+	s.closeAnchor()
+	d := s.doc
+	d.Title = s.title.string()
+	// A BOM of an encoding other than UTF-8 survives decoding as U+FEFF.
+	d.Text, d.TextTruncated = strings.TrimPrefix(s.text.string(), "\uFEFF"), s.text.truncated
+	if d.Language == "" {
+		d.Language = s.metaLang
+	}
+	if d.Language == "" && header != nil {
+		first, _, _ := strings.Cut(header.Get("Content-Language"), ",")
+		d.Language = s.smallAttr([]byte(first))
+	}
+	d.Robots = s.robots.result()
+
+	base := d.Base
+	if s.haveBase {
+		// HTML: the document base URL is the first <base href> resolved
+		// against the document's URL, if that resolution succeeds.
+		if b, err := urlnorm.ResolveString(base, s.baseHref); err == nil && isHTTP(b) {
+			base = b
+		}
+	}
+	d.Base = base
+	resolve := func(raw string) (string, bool) {
+		if base == "" && !hasScheme(raw) {
+			return "", false
+		}
+		u, err := urlnorm.ResolveString(base, raw)
+		if err != nil || !isHTTP(u) {
+			return "", false
+		}
+		return u, true
+	}
+	if s.canon != "" {
+		d.Canonical, _ = resolve(s.canon)
+	}
+	if len(s.links) == 0 {
+		return
+	}
+	d.Links = make([]Link, 0, len(s.links))
+	for _, p := range s.links {
+		u, ok := resolve(p.raw)
+		if !ok {
+			d.Skipped++
+			continue
+		}
+		follow := !p.rel.Nofollow() && !d.Robots.Nofollow && (p.kind != KindForm || s.o.FollowForms)
+		d.Links = append(d.Links, Link{
+			URL: u, Raw: validUTF8(p.raw), Kind: p.kind, Text: p.text,
+			Rel: p.rel, Hreflang: p.hreflang, Follow: follow,
+		})
+	}
+}
+
+// hasScheme reports whether ref starts with a URL scheme and a colon.
+func hasScheme(ref string) bool {
+	ref = strings.TrimLeft(ref, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\v\f\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
