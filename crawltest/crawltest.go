@@ -246,7 +246,6 @@ func NewWeb(cfg Config) (*Web, error) {
 		// Long enough for the ever-growing query trap to run for a
 		// long while, short enough to bound memory per request.
 		MaxHeaderBytes: 1 << 20,
-		ErrorLog:       nil,
 	}
 	w.tr = &http.Transport{
 		DialContext:         w.DialContext,

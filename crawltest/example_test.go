@@ -50,3 +50,37 @@ func Example() {
 	// 200 OK true
 	// 2 1 0
 }
+
+func ExampleCanonical() {
+	for _, u := range []string{
+		"HTTP://H0042.TEST:80/%7Eteam/a%2Db-4.html#part-2",
+		"http://h0042.test/shop/item?id=5&utm_source=feed&cat=maple",
+		"http://h0042.test/docs/./../blog/x-9.html?",
+	} {
+		c, err := crawltest.Canonical(u)
+		fmt.Println(c, err)
+	}
+	// Output:
+	// http://h0042.test/~team/a-b-4.html <nil>
+	// http://h0042.test/shop/item?cat=maple&id=5 <nil>
+	// http://h0042.test/blog/x-9.html <nil>
+}
+
+func ExampleWeb_Truth() {
+	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 6, PagesPerHost: 20, NoTraps: true})
+	if err != nil {
+		panic(err)
+	}
+	defer web.Close()
+
+	truth := web.Truth()
+	p, ok := truth.Lookup("http://H0001.TEST:80/index.html")
+	fmt.Println(ok, p.Depth, p.DuplicateOf)
+
+	// Compare crawls with the truth: one that fetched every page misses
+	// nothing, one that fetched only the seeds misses pages.
+	fmt.Println(len(truth.Missing(truth.URLs())), len(truth.Missing(web.Seeds())) > 0)
+	// Output:
+	// true 1 http://h0001.test/
+	// 0 true
+}

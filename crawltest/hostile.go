@@ -164,7 +164,8 @@ func (w *Web) serveHostile(rw http.ResponseWriter, r *http.Request) {
 		rw.WriteHeader(http.StatusOK)
 		// Returning after a short body makes the server close the
 		// connection: the client sees an unexpected EOF.
-		_, _ = rw.Write([]byte("<!DOCTYPE html><html><body><p>" + strings.Repeat("x", 1000-44) + "</p></body></html>"))
+		const head, tail = "<!DOCTYPE html><html><body><p>", "</p></body></html>"
+		_, _ = rw.Write([]byte(head + strings.Repeat("x", 1000-len(head)-len(tail)) + tail))
 	case HostileBadCharset:
 		hdr.Set("Content-Type", "text/html; charset=x-no-such-charset")
 		body := []byte("<!DOCTYPE html><html><head><meta charset=\"x-no-such-charset\"><title>Bad charset</title></head><body><p>Caf\xe9 \xff\xfe\xc3\x28 \xed\xa0\x80 invalid bytes</p><a href=\"/\">home</a></body></html>")

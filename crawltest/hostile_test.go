@@ -112,8 +112,8 @@ func TestHostileEndpoints(t *testing.T) {
 	}
 
 	resp := get(crawltest.HostileWrongLength)
-	if _, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) || resp.ContentLength != 100000 {
-		t.Errorf("wrong-length: Content-Length %d, read error %v", resp.ContentLength, err)
+	if b, err := io.ReadAll(resp.Body); !errors.Is(err, io.ErrUnexpectedEOF) || resp.ContentLength != 100000 || len(b) != 1000 {
+		t.Errorf("wrong-length: Content-Length %d, read %d bytes, error %v", resp.ContentLength, len(b), err)
 	}
 
 	resp = get(crawltest.HostileBadCharset)

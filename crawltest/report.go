@@ -161,7 +161,7 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 		a.rep.BeforeRobots++
 		hs.BeforeRobots++
 	}
-	if res.canonical == "" || !g.allowed(h, token, res.target) {
+	if res.canonical != "" && !g.allowed(h, token, res.target) {
 		a.rep.RobotsViolations++
 		hs.RobotsViolations++
 		if len(a.rep.RobotsViolationURLs) < maxViolationURLs {
