@@ -215,16 +215,20 @@ func (h *History) Leased(u string) {
 	h.url(u).state = "leased"
 }
 
-// Linked records that the page at from links to each of to (normalized
-// URLs): from's out-link count becomes len(to) and each target's in-link
-// count grows by one.
-func (h *History) Linked(from string, to []string) {
+// AddInLinks records one more link to each of to (normalized URLs).
+func (h *History) AddInLinks(to ...string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, t := range to {
 		h.url(t).in++
 	}
-	h.url(from).out = int64(len(to))
+}
+
+// SetOutLinks records that the latest fetch of u found n links.
+func (h *History) SetOutLinks(u string, n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.url(u).out = int64(n)
 }
 
 // Fetched records a fetch. r.Outcome sets the URL's state: "done" makes it

@@ -1,0 +1,305 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/crawlkit/crawlkit/dashboard"
+	"github.com/crawlkit/crawlkit/frontier"
+)
+
+// Limits of one result.
+const (
+	maxContentHash = 128
+	maxErrorText   = 1000
+	maxRetryAfter  = 30 * 24 * time.Hour
+)
+
+// Errors of Settle, matchable with errors.Is.
+var (
+	// ErrUnknownLease: the lease ID was never issued, or all of its URLs
+	// were settled, or it expired.
+	ErrUnknownLease = errors.New("httpapi: unknown lease")
+	// ErrWrongWorker: the lease was issued to another worker.
+	ErrWrongWorker = errors.New("httpapi: lease belongs to another worker")
+	// ErrInvalidResult: a result is malformed; the error says which and
+	// why.
+	ErrInvalidResult = errors.New("httpapi: invalid result")
+)
+
+func (s *Server) serveResults(w http.ResponseWriter, r *http.Request) {
+	var req ResultsRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if req.LeaseID == "" {
+		writeError(w, http.StatusBadRequest, CodeMissingParameter, "lease_id is required")
+		return
+	}
+	if len(req.Results) > s.cfg.MaxURLs {
+		writeError(w, http.StatusRequestEntityTooLarge, CodeTooManyURLs,
+			fmt.Sprintf("%d results in one request; at most %d", len(req.Results), s.cfg.MaxURLs))
+		return
+	}
+	resp, err := s.Settle(req)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, resp)
+	case errors.Is(err, ErrInvalidResult):
+		writeError(w, http.StatusBadRequest, CodeInvalidParameter, err.Error())
+	case errors.Is(err, ErrUnknownLease):
+		writeError(w, http.StatusNotFound, CodeUnknownLease, err.Error())
+	case errors.Is(err, ErrWrongWorker):
+		writeError(w, http.StatusConflict, CodeWrongWorker, err.Error())
+	case errors.Is(err, frontier.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the service is shutting down")
+	default:
+		writeError(w, http.StatusServiceUnavailable, CodeStoreFailed,
+			fmt.Sprintf("%v; %d results were applied, send the rest again", err, resp.Processed))
+	}
+}
+
+// checkResult validates one result and returns its SimHash.
+func checkResult(i int, r *Result) (uint64, error) {
+	bad := func(format string, args ...any) (uint64, error) {
+		return 0, fmt.Errorf("%w: results[%d]: %s", ErrInvalidResult, i, fmt.Sprintf(format, args...))
+	}
+	if r.URL == "" {
+		return bad("url is required")
+	}
+	if r.Status != ResultSuccess && r.Status != ResultError {
+		return bad("status %q: want %q or %q", r.Status, ResultSuccess, ResultError)
+	}
+	if r.HTTPStatus != 0 && (r.HTTPStatus < 100 || r.HTTPStatus > 599) {
+		return bad("http_status %d outside 100..599", r.HTTPStatus)
+	}
+	if r.RetryAfter < 0 || math.IsNaN(r.RetryAfter) {
+		return bad("retry_after %v is negative", r.RetryAfter)
+	}
+	if len(r.ContentHash) > maxContentHash {
+		return bad("content_hash longer than %d bytes", maxContentHash)
+	}
+	if r.LinksFound < 0 || r.DurationMS < 0 || r.Bytes < 0 {
+		return bad("links_found, duration_ms and bytes must not be negative")
+	}
+	switch r.ErrorKind {
+	case "", KindNetwork, KindTimeout, KindHTTP:
+	default:
+		return bad("error_kind %q: want %q, %q or %q", r.ErrorKind, KindNetwork, KindTimeout, KindHTTP)
+	}
+	var sim uint64
+	if r.SimHash != "" {
+		v, err := strconv.ParseUint(r.SimHash, 16, 64)
+		if err != nil || len(r.SimHash) > 16 {
+			return bad("simhash %q: want up to 16 hex digits", r.SimHash)
+		}
+		sim = v
+	}
+	if len(r.Error) > maxErrorText {
+		r.Error = r.Error[:maxErrorText]
+	}
+	return sim, nil
+}
+
+// classify turns a result into a frontier outcome and an error category
+// ("" for a success).
+func classify(r *Result, sim uint64) (frontier.Outcome, string) {
+	if r.Status == ResultSuccess {
+		if r.HTTPStatus == http.StatusNotModified {
+			return frontier.NotModified(), ""
+		}
+		fp := sim
+		if fp == 0 && r.ContentHash != "" {
+			h := fnv.New64a()
+			h.Write([]byte(r.ContentHash))
+			fp = h.Sum64()
+		}
+		return frontier.Success(fp), ""
+	}
+	var category string
+	switch {
+	case r.HTTPStatus >= 500:
+		category = "http_5xx"
+	case r.HTTPStatus >= 400:
+		category = "http_4xx"
+	case r.ErrorKind == KindTimeout:
+		category = "timeout"
+	default:
+		category = "network"
+	}
+	after := time.Duration(min(r.RetryAfter, maxRetryAfter.Seconds()) * float64(time.Second))
+	switch {
+	case category == "network", category == "timeout", category == "http_5xx",
+		r.HTTPStatus == http.StatusRequestTimeout, r.HTTPStatus == http.StatusTooEarly,
+		r.HTTPStatus == http.StatusTooManyRequests:
+		// Transient: the server or the path to it may recover (RFC 9110
+		// §15.5.9, §15.6; RFC 6585 §4 for 429).
+		return frontier.Retry(after), category
+	default:
+		return frontier.Failed(), category
+	}
+}
+
+// Settle is POST /api/v1/frontier/results without HTTP: it settles the
+// results' URLs of lease req.LeaseID. Results for URLs that are not (or no
+// longer) in the lease are skipped and say why. A store error stops it; the
+// response then counts what was applied.
+func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
+	resp := ResultsResponse{Results: make([]ResultStatus, len(req.Results))}
+	sims := make([]uint64, len(req.Results))
+	for i := range req.Results {
+		sim, err := checkResult(i, &req.Results[i])
+		if err != nil {
+			return ResultsResponse{}, err
+		}
+		sims[i] = sim
+	}
+	now := s.cfg.Now()
+	s.pruneExpired(now)
+	s.mu.Lock()
+	b := s.batches[req.LeaseID]
+	if b == nil {
+		s.mu.Unlock()
+		return ResultsResponse{}, fmt.Errorf("%w %q (never issued, already settled, or expired)", ErrUnknownLease, req.LeaseID)
+	}
+	if req.WorkerID != "" && req.WorkerID != b.worker {
+		s.mu.Unlock()
+		return ResultsResponse{}, fmt.Errorf("%w: %q, not %q", ErrWrongWorker, b.worker, req.WorkerID)
+	}
+	worker := b.worker
+	leases := make([]*frontier.Lease, len(req.Results))
+	for i, r := range req.Results {
+		leases[i] = b.items[r.URL]
+	}
+	s.mu.Unlock()
+	s.stats.seen(worker, now)
+
+	var firstErr error
+	for i := range req.Results {
+		r := &req.Results[i]
+		st := &resp.Results[i]
+		st.URL = r.URL
+		l := leases[i]
+		if l == nil {
+			st.Outcome, st.Error = OutcomeSkipped, "not_in_lease"
+			continue
+		}
+		o, category := classify(r, sims[i])
+		err := s.f.DoneAt(now, l, o)
+		switch {
+		case err == nil:
+		case errors.Is(err, frontier.ErrLeaseExpired):
+			st.Outcome, st.Error = OutcomeSkipped, "lease_expired"
+			s.forget(req.LeaseID, l, false)
+			continue
+		case errors.Is(err, frontier.ErrLeaseSettled):
+			st.Outcome, st.Error = OutcomeSkipped, "already_settled"
+			continue
+		default:
+			firstErr = err
+		}
+		if firstErr != nil {
+			for j := i; j < len(req.Results); j++ {
+				resp.Results[j] = ResultStatus{URL: req.Results[j].URL, Outcome: OutcomeSkipped, Error: "not_applied"}
+			}
+			break
+		}
+		resp.Processed++
+		st.Outcome = s.record(worker, l, r, o, category, sims[i], now)
+		if st.Outcome == OutcomeRetry {
+			resp.RetriesScheduled++
+		}
+		s.forget(req.LeaseID, l, true)
+	}
+	if resp.Processed > 0 {
+		s.notify()
+	}
+	return resp, firstErr
+}
+
+// forget removes a settled (or expired) lease from its batch and the
+// service's bookkeeping.
+func (s *Server) forget(id string, l *frontier.Lease, settled bool) {
+	s.mu.Lock()
+	b := s.batches[id]
+	present := b != nil && b.items[l.URL] == l
+	if present {
+		delete(b.items, l.URL)
+		if len(b.items) == 0 {
+			delete(s.batches, id)
+		}
+	}
+	s.mu.Unlock()
+	if !present {
+		return
+	}
+	c := s.stats
+	c.mu.Lock()
+	c.releaseLocked(b.worker, l.Host)
+	if !settled {
+		c.queueLocked(s.band(l), 1) // expired: the frontier queued it again
+	}
+	c.mu.Unlock()
+}
+
+// record keeps the counters and history of one settled result and returns
+// the settlement's name.
+func (s *Server) record(worker string, l *frontier.Lease, r *Result, o frontier.Outcome, category string, sim uint64, now time.Time) string {
+	outcome := OutcomeDone
+	switch o.Kind {
+	case frontier.OutcomeFailed:
+		outcome = OutcomeFailed
+	case frontier.OutcomeRetry:
+		outcome = OutcomeRetry
+		if l.Attempt+1 >= s.maxTries {
+			outcome = OutcomeFailed // the frontier drops it
+		}
+	}
+	// A 429 or 503 with Retry-After asks the whole host to wait.
+	if r.RetryAfter > 0 && (r.HTTPStatus == http.StatusTooManyRequests || r.HTTPStatus == http.StatusServiceUnavailable) {
+		until := now.Add(time.Duration(min(r.RetryAfter, maxRetryAfter.Seconds()) * float64(time.Second)))
+		s.f.BlockHost(l.Host, until)
+		s.stats.block(l.Host, fmt.Sprintf("HTTP %d Retry-After", r.HTTPStatus), until)
+	}
+	c := s.stats
+	c.mu.Lock()
+	if w, ok := c.workers[worker]; ok {
+		w.results++
+	}
+	if r.HTTPStatus > 0 {
+		c.urls.Fetched++
+		c.rate.add(now, 1)
+	}
+	c.bytes += r.Bytes
+	switch outcome {
+	case OutcomeDone:
+		c.urls.Successful++
+		if r.Duplicate {
+			c.urls.Duplicates++
+		}
+	case OutcomeRetry:
+		c.urls.Retried++
+		c.queueLocked(s.band(l), 1)
+	case OutcomeFailed:
+		c.urls.Failed++
+	}
+	countCategory(&c.errs, category)
+	c.mu.Unlock()
+
+	if s.cfg.Traps != nil && sim != 0 && r.Status == ResultSuccess {
+		s.cfg.Traps.Observe(l.URL, sim)
+	}
+	s.hist.Fetched(dashboard.FetchRecord{
+		URL: l.URL, Host: l.Host, Time: now, Status: r.HTTPStatus, DurationMS: r.DurationMS,
+		ContentHash: r.ContentHash, Error: r.Error, Category: category, Outcome: outcome,
+	})
+	if r.Status == ResultSuccess {
+		s.hist.SetOutLinks(l.URL, r.LinksFound)
+	}
+	return outcome
+}
