@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -159,8 +160,12 @@ func (c *Config) ensureDefaults() error {
 	if !validToken(c.Agent) {
 		return fmt.Errorf("%w: Agent %q is not a product token (letters, '-' and '_')", ErrConfig, c.Agent)
 	}
+	// Copy, so that later changes to the caller's slice (or to
+	// AllRobotsVariants) cannot change a running web.
 	if c.RobotsVariants == nil {
-		c.RobotsVariants = AllRobotsVariants
+		c.RobotsVariants = slices.Clone(AllRobotsVariants)
+	} else {
+		c.RobotsVariants = slices.Clone(c.RobotsVariants)
 	}
 	if len(c.RobotsVariants) == 0 {
 		return fmt.Errorf("%w: RobotsVariants is empty", ErrConfig)

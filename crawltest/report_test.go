@@ -301,3 +301,29 @@ func TestReportPoliteCrawlIsClean(t *testing.T) {
 		}
 	}
 }
+
+func TestLatencyAndOnRequest(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	web, err := crawltest.NewWeb(crawltest.Config{
+		Hosts: 1, PagesPerHost: 3, Latency: time.Millisecond,
+		OnRequest: func(r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, r.URL.Path)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	if status := fetch(t, web, "crawlkit", "http://h0000.test/"); status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	fetch(t, web, "crawlkit", web.HostileURL(crawltest.HostileBinary))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0] != "/" || seen[1] != "/"+crawltest.HostileBinary {
+		t.Errorf("OnRequest saw %v", seen)
+	}
+}
