@@ -105,11 +105,13 @@ func (m *matcher) add(r Rule, i int32) {
 	prefix, rest, wild := strings.Cut(pat, "*")
 	n := m.insert(canon(prefix))
 	if wild {
-		for _, s := range strings.Split(rest, "*") {
-			if s == "" {
-				continue // "**" is "*"
+		c.segs = make([]string, 0, strings.Count(rest, "*")+1)
+		for more := true; more; {
+			var s string
+			s, rest, more = strings.Cut(rest, "*")
+			if s != "" { // "**" is "*"
+				c.segs = append(c.segs, canon(s))
 			}
-			c.segs = append(c.segs, canon(s))
 		}
 		c.grams = pickGrams(c.segs)
 	}
