@@ -1,0 +1,51 @@
+package extract
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// threadCPU returns the CPU time the calling OS thread has used. The
+// machine the figures come from is shared, so wall-clock time would charge
+// one side of a comparison with whatever else ran meanwhile.
+func threadCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	const rusageThread = 1 // RUSAGE_THREAD, Linux
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkExtractVsTreeWalk interleaves Extract and the html.Parse + tree
+// walk baseline over the same 30 KB pages, charging each with the CPU time
+// of its own runs, and reports each one's throughput in MB of HTML per CPU
+// second and their ratio ("x-treewalk": how many times faster Extract is).
+// One op is one page through both.
+func BenchmarkExtractVsTreeWalk(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	pages := benchPages()
+	const base = "https://www.example.com/news/2024/story"
+	var tEx, tTree time.Duration
+	var bytes int64
+	for i := 0; b.Loop(); i++ {
+		p := pages[i%len(pages)]
+		t0 := threadCPU(b)
+		d, err := ExtractBytes(p, base, nil)
+		t1 := threadCPU(b)
+		links, _ := treeWalk(b, p, base)
+		t2 := threadCPU(b)
+		if err != nil || len(d.Links) < 50 || links < 50 {
+			b.Fatal(err, len(d.Links), links)
+		}
+		tEx += t1 - t0
+		tTree += t2 - t1
+		bytes += int64(len(p))
+	}
+	b.ReportMetric(float64(bytes)/tEx.Seconds()/1e6, "cpu-MB/s-extract")
+	b.ReportMetric(float64(bytes)/tTree.Seconds()/1e6, "cpu-MB/s-treewalk")
+	b.ReportMetric(float64(tTree)/float64(tEx), "x-treewalk")
+}
