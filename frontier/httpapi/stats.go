@@ -21,8 +21,8 @@ type counters struct {
 	errs    dashboard.ErrorCounts
 	bytes   int64
 
-	hostKeys    map[uint64]struct{}       // every host accepted (8 bytes each)
-	activeHosts map[string]int            // hosts with URLs leased now
+	hostKeys    map[uint64]struct{} // every host accepted (8 bytes each)
+	activeHosts map[string]int      // hosts with URLs leased now
 	blocked     map[string]dashboard.BlockedHost
 	workers     map[string]*workerState
 	leased      int64

@@ -66,7 +66,7 @@ type NextResponse struct {
 	LeaseID string `json:"lease_id,omitempty"`
 	// LeaseExpiresAt is when unsettled URLs of the batch go back to the
 	// queue.
-	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+	LeaseExpiresAt time.Time   `json:"lease_expires_at,omitzero"`
 	URLs           []LeasedURL `json:"urls"`
 }
 
