@@ -13,6 +13,14 @@ import (
 // charset survives only while the essence stays the same. ok is false when
 // no valid type is present ("*/*" is not a valid type here).
 func ParseContentType(v string) (essence, charset string, ok bool) {
+	if strings.IndexByte(v, ',') < 0 {
+		// One type, the usual case: no need to split.
+		ess, cs, valid := parseMIMEType(v)
+		if !valid || ess == "*/*" {
+			return "", "", false
+		}
+		return ess, cs, true
+	}
 	for _, part := range splitOutsideQuotes(v, ',') {
 		ess, cs, valid := parseMIMEType(part)
 		if !valid || ess == "*/*" {
@@ -49,7 +57,11 @@ func parseMIMEType(s string) (essence, charset string, ok bool) {
 	if !isToken(typ) || !isToken(sub) {
 		return "", "", false
 	}
-	essence = strings.ToLower(typ) + "/" + strings.ToLower(sub)
+	if ess := s[:len(typ)+1+len(sub)]; isLowerASCII(ess) {
+		essence = ess // already canonical; avoid building a new string
+	} else {
+		essence = strings.ToLower(typ) + "/" + strings.ToLower(sub)
+	}
 	for params != "" {
 		params = strings.TrimLeft(params, httpWhitespace)
 		end := strings.IndexAny(params, ";=")
@@ -89,6 +101,15 @@ func parseMIMEType(s string) (essence, charset string, ok bool) {
 }
 
 const httpWhitespace = " \t\r\n"
+
+func isLowerASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
 
 // collectQuoted reads an HTTP quoted string (MIME Sniffing §4.4 step 11.8,
 // Fetch "collect an HTTP quoted string" with the extract-value flag) from s,

@@ -215,6 +215,8 @@ type Fetcher struct {
 	dns        *DNSCache
 	ownDNS     bool
 	pol        *Politeness
+	watch      *watchdogs
+	sysClock   bool // cfg.Clock is SystemClock
 	dialer     *guardedDialer
 	header     http.Header // request header template
 	closed     atomic.Bool
@@ -250,6 +252,7 @@ func New(cfg Config) (*Fetcher, error) {
 	if f.pol == nil {
 		f.pol = NewPoliteness(cfg.PolitenessConfig)
 	}
+	_, f.sysClock = cfg.Clock.(SystemClock)
 	if !cfg.DisableGuard {
 		f.guard = NewGuard(cfg.AllowCIDRs...)
 	}
@@ -300,6 +303,7 @@ func New(cfg Config) (*Fetcher, error) {
 	// target passes Check, the guard and politeness.
 	f.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	f.client.Timeout = 0 // Config.Timeout applies per request through the context
+	f.watch = newWatchdogs(watchTick(&f.cfg))
 	return f, nil
 }
 
@@ -316,6 +320,7 @@ func (f *Fetcher) Close() error {
 	if f.closed.Swap(true) {
 		return nil
 	}
+	f.watch.close()
 	f.client.CloseIdleConnections()
 	if f.ownDNS {
 		f.dns.Close()
@@ -413,8 +418,18 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), err), false
 		}
-		ex := f.exchange(ctx, cur, method, req, hop == 0, resp)
-		ended := f.cfg.Clock.Now()
+		// Reading the clock is not free (hundreds of nanoseconds on some
+		// virtual machines), so with the system clock the politeness
+		// timestamps double as the request's timing.
+		realStart := started
+		if !f.sysClock {
+			realStart = time.Now()
+		}
+		ex := f.exchange(ctx, cur, method, req, hop == 0, resp, realStart)
+		ended := ex.end
+		if !f.sysClock {
+			ended = f.cfg.Clock.Now()
+		}
 		out := Outcome{Status: ex.status, Err: ex.err}
 		if ex.status == http.StatusTooManyRequests || ex.status == http.StatusServiceUnavailable {
 			out.RetryAfter, out.HasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), ended)
@@ -467,9 +482,9 @@ func (f *Fetcher) retryable(ex exchangeResult, o Outcome) bool {
 // admission time.
 func (f *Fetcher) acquire(ctx context.Context, host string) (time.Time, error) {
 	clock := f.cfg.Clock
-	deadline := clock.Now().Add(f.cfg.MaxPolitenessWait)
-	for {
-		now := clock.Now()
+	now := clock.Now()
+	deadline := now.Add(f.cfg.MaxPolitenessWait)
+	for ; ; now = clock.Now() {
 		ok, at, released := f.pol.tryAcquire(host, now)
 		if ok {
 			return now, nil
@@ -507,15 +522,21 @@ type exchangeResult struct {
 	status    int
 	location  *url.URL // redirect target, when the response is a redirect
 	err       error
-	transient bool // err is worth retrying
+	transient bool      // err is worth retrying
+	end       time.Time // when the exchange ended (real time)
 }
 
 // exchange sends one request for u and fills resp from the answer.
-func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, req *Request, first bool, resp *Response) (ex exchangeResult) {
+func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, req *Request, first bool, resp *Response, start time.Time) (ex exchangeResult) {
+	defer func() {
+		if ex.end.IsZero() {
+			ex.end = time.Now()
+		}
+	}()
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	wd := f.startWatchdog(cancel)
-	defer wd.stop()
+	wd := f.startWatchdog(cancel, start)
+	defer f.stopWatchdog(wd)
 	rt := &reqTrace{f: f, u: u}
 	ctx = context.WithValue(ctx, reqTraceKey{}, rt)
 	if u.Scheme == "https" || f.traceGuard {
@@ -553,11 +574,11 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			hr.Header.Set("If-Modified-Since", req.Validators.LastModified)
 		}
 	}
-	start := time.Now()
 	hresp, err := f.client.Do(hr)
-	wd.headersDone()
-	rt.setFirstByte(time.Since(start))
+	headersAt := time.Now()
+	rt.setFirstByte(headersAt.Sub(start))
 	if err != nil {
+		f.stopWatchdog(wd)
 		rt.mu.Lock()
 		if rt.blocked != nil {
 			err = rt.blocked
@@ -574,6 +595,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 
 	if isRedirect(hresp.StatusCode) && f.cfg.MaxRedirects > 0 {
 		if loc := hresp.Header.Get("Location"); loc != "" {
+			f.headersDone(wd)
 			next, err := u.Parse(loc)
 			if err != nil {
 				return exchangeResult{err: fmt.Errorf("fetch %s: bad redirect Location %q: %w", u.Redacted(), loc, err)}
@@ -583,7 +605,8 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			// redirect body is abandoned with its connection.
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 4<<10))
 			ex.location = next
-			resp.Timing = rt.result(time.Since(start))
+			ex.end = time.Now()
+			resp.Timing = rt.result(ex.end.Sub(start))
 			return ex
 		}
 	}
@@ -608,7 +631,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		}
 	}
 	defer closeDec()
-	wd.watchBody(wire)
+	f.watchBody(wd, wire, headersAt)
 	hint := int64(-1)
 	if len(codings) == 0 {
 		hint = hresp.ContentLength
@@ -617,8 +640,9 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		maxBody: f.cfg.MaxBodyBytes, onTooLarge: f.cfg.OnTooLarge,
 		maxExpansion: f.cfg.MaxExpansion, expansionFloor: f.cfg.ExpansionFloor,
 	})
-	wd.stop()
-	resp.Timing = rt.result(time.Since(start))
+	f.stopWatchdog(wd)
+	ex.end = time.Now()
+	resp.Timing = rt.result(ex.end.Sub(start))
 	resp.WireBytes = wire.n.Load()
 	if err != nil {
 		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDecompressionBomb) {
@@ -645,132 +669,168 @@ func isRedirect(code int) bool {
 	return false
 }
 
-// watchdog enforces one request's deadlines with a single timer: the wait
-// for response headers, the total timeout and, while the body is read, the
-// minimum transfer rate. It cancels the request's context with
-// errHeaderTimeout, errTotalTimeout or errSlowTransfer as the cause. It
-// uses real time: these are I/O deadlines.
+// watchdog holds one request's deadlines: the wait for response headers,
+// the total timeout and, while the body is read, the minimum transfer rate.
+// The Fetcher's watchdogs goroutine checks every registered watchdog on a
+// shared ticker and cancels the request's context with errHeaderTimeout,
+// errTotalTimeout or errSlowTransfer as the cause. A shared ticker instead
+// of a timer per request keeps the runtime's timer heap small and the
+// per-request cost low; deadlines are enforced within one tick. These are
+// I/O deadlines, in real time.
 type watchdog struct {
 	cancel         context.CancelCauseFunc
 	total, headers time.Time // deadlines; zero: none
 	window         time.Duration
 	need           int64 // bytes required per window; 0: no rate floor
 
-	mu      sync.Mutex
-	timer   *time.Timer
-	body    bool         // headers have arrived
-	wire    *wireCounter // set while the body is read with a rate floor
-	last    int64        // wire count at the previous check
-	next    time.Time    // when the current rate window ends
-	stopped bool
+	// Guarded by watchdogs.mu.
+	prev, next *watchdog    // registry list links
+	body       bool         // headers have arrived
+	wire       *wireCounter // set while the body is read with a rate floor
+	last       int64        // wire count at the previous window
+	windowEnd  time.Time
+	stopped    bool
 }
 
-func (f *Fetcher) startWatchdog(cancel context.CancelCauseFunc) *watchdog {
+// watchdogs is the registry of in-flight requests' watchdogs and the
+// goroutine that checks them; Fetcher.Close stops it.
+type watchdogs struct {
+	tick time.Duration
+	mu   sync.Mutex
+	head *watchdog // list of registered watchdogs
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newWatchdogs(tick time.Duration) *watchdogs {
+	ws := &watchdogs{tick: tick, stop: make(chan struct{}), done: make(chan struct{})}
+	go ws.run()
+	return ws
+}
+
+func (ws *watchdogs) run() {
+	defer close(ws.done)
+	t := time.NewTicker(ws.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ws.stop:
+			return
+		case now := <-t.C:
+			ws.check(now)
+		}
+	}
+}
+
+// check cancels every request past one of its deadlines.
+func (ws *watchdogs) check(now time.Time) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for w := ws.head; w != nil; w = w.next {
+		if cause := w.expiredLocked(now); cause != nil {
+			w.cancel(cause)
+		}
+	}
+}
+
+// close stops the goroutine and waits for it.
+func (ws *watchdogs) close() {
+	close(ws.stop)
+	<-ws.done
+}
+
+// watchTick chooses the ticker period: an eighth of the shortest deadline
+// or window, so each is enforced within about 12% of its length, between
+// 1 ms and 1 s.
+func watchTick(cfg *Config) time.Duration {
+	shortest := time.Second * 8
+	for _, d := range []time.Duration{cfg.Timeout, cfg.HeaderTimeout, cfg.TransferRateWindow} {
+		if d > 0 && d < shortest {
+			shortest = d
+		}
+	}
+	return min(max(shortest/8, time.Millisecond), time.Second)
+}
+
+// startWatchdog registers a watchdog for a request starting at now.
+func (f *Fetcher) startWatchdog(cancel context.CancelCauseFunc, now time.Time) *watchdog {
 	w := &watchdog{cancel: cancel, window: f.cfg.TransferRateWindow}
 	if f.cfg.MinTransferRate > 0 && f.cfg.TransferRateWindow > 0 {
 		w.need = int64(float64(f.cfg.MinTransferRate) * f.cfg.TransferRateWindow.Seconds())
 	}
-	now := time.Now()
 	if f.cfg.Timeout > 0 {
 		w.total = now.Add(f.cfg.Timeout)
 	}
 	if f.cfg.HeaderTimeout > 0 {
 		w.headers = now.Add(f.cfg.HeaderTimeout)
 	}
-	if wake := w.wakeLocked(); !wake.IsZero() {
-		w.timer = time.AfterFunc(wake.Sub(now), w.fire)
+	ws := f.watch
+	ws.mu.Lock()
+	w.next = ws.head
+	if ws.head != nil {
+		ws.head.prev = w
 	}
+	ws.head = w
+	ws.mu.Unlock()
 	return w
 }
 
-// wakeLocked returns the next time the watchdog must look, or zero.
-// Requires w.mu held (or w not yet shared).
-func (w *watchdog) wakeLocked() time.Time {
-	wake := w.total
-	earlier := func(t time.Time) {
-		if !t.IsZero() && (wake.IsZero() || t.Before(wake)) {
-			wake = t
+// expiredLocked returns the cause if w is past a deadline. Requires
+// watchdogs.mu held.
+func (w *watchdog) expiredLocked(now time.Time) error {
+	switch {
+	case w.stopped:
+		return nil
+	case !w.total.IsZero() && !now.Before(w.total):
+		return errTotalTimeout
+	case !w.body && !w.headers.IsZero() && !now.Before(w.headers):
+		return errHeaderTimeout
+	case w.wire != nil && !now.Before(w.windowEnd):
+		n := w.wire.n.Load()
+		if n-w.last < w.need {
+			return errSlowTransfer
 		}
+		w.last, w.windowEnd = n, now.Add(w.window)
 	}
-	if !w.body {
-		earlier(w.headers)
-	} else if w.wire != nil {
-		earlier(w.next)
-	}
-	return wake
+	return nil
 }
 
-// rearmLocked points the timer at the next wake time. Requires w.mu held.
-func (w *watchdog) rearmLocked(now time.Time) {
-	wake := w.wakeLocked()
-	switch {
-	case wake.IsZero():
-		if w.timer != nil {
-			w.timer.Stop()
-		}
-	case w.timer == nil:
-		w.timer = time.AfterFunc(wake.Sub(now), w.fire)
-	default:
-		w.timer.Reset(wake.Sub(now))
+// watchBody ends the header phase at now and starts the transfer-rate
+// checks on wire.
+func (f *Fetcher) watchBody(w *watchdog, wire *wireCounter, now time.Time) {
+	f.watch.mu.Lock()
+	defer f.watch.mu.Unlock()
+	w.body = true
+	if w.need > 0 {
+		w.wire, w.last, w.windowEnd = wire, wire.n.Load(), now.Add(w.window)
 	}
 }
 
 // headersDone ends the header phase.
-func (w *watchdog) headersDone() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func (f *Fetcher) headersDone(w *watchdog) {
+	f.watch.mu.Lock()
+	defer f.watch.mu.Unlock()
 	w.body = true
 }
 
-// watchBody starts the transfer-rate checks on wire.
-func (w *watchdog) watchBody(wire *wireCounter) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.body = true
-	if w.need == 0 || w.stopped {
-		return
-	}
-	now := time.Now()
-	w.wire = wire
-	w.last = wire.n.Load()
-	w.next = now.Add(w.window)
-	w.rearmLocked(now)
-}
-
-// fire runs on the timer's goroutine.
-func (w *watchdog) fire() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// stopWatchdog unregisters w; it is idempotent.
+func (f *Fetcher) stopWatchdog(w *watchdog) {
+	ws := f.watch
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	if w.stopped {
 		return
 	}
-	now := time.Now()
-	switch {
-	case !w.total.IsZero() && !now.Before(w.total):
-		w.cancel(errTotalTimeout)
-		return
-	case !w.body && !w.headers.IsZero() && !now.Before(w.headers):
-		w.cancel(errHeaderTimeout)
-		return
-	case w.wire != nil && !now.Before(w.next):
-		n := w.wire.n.Load()
-		if n-w.last < w.need {
-			w.cancel(errSlowTransfer)
-			return
-		}
-		w.last, w.next = n, now.Add(w.window)
-	}
-	w.rearmLocked(now)
-}
-
-// stop ends the watch; it is idempotent.
-func (w *watchdog) stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.stopped = true
-	if w.timer != nil {
-		w.timer.Stop()
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		ws.head = w.next
 	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
 }
 
 // ctxCause returns our own timeout or the caller's cancellation behind a
@@ -914,12 +974,22 @@ func (rt *reqTrace) gotConn(info httptrace.GotConnInfo) {
 // produces for a normalized URL.
 func HostKey(u *url.URL) string {
 	h := u.Host
-	simple := true
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if c >= 0x80 || ('A' <= c && c <= 'Z') || c == ':' || c == '[' || c == '%' {
+	simple := h != ""
+	colon := -1
+	for i := 0; i < len(h) && simple; i++ {
+		switch c := h[i]; {
+		case c >= 0x80 || ('A' <= c && c <= 'Z') || c == '[' || c == '%':
 			simple = false
-			break
+		case c == ':':
+			colon = i
+		}
+	}
+	if simple && colon >= 0 {
+		// A port is kept unless it is empty or the scheme's default.
+		switch p := h[colon+1:]; {
+		case p == "", strings.IndexByte(p, ':') >= 0,
+			p == "80" && u.Scheme == "http", p == "443" && u.Scheme == "https":
+			simple = false
 		}
 	}
 	if simple {
