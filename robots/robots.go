@@ -139,6 +139,7 @@ const (
 	SourceUnreachable
 )
 
+// String returns the source's name: "file", "unavailable" or "unreachable".
 func (s Source) String() string {
 	switch s {
 	case SourceFile:
@@ -174,6 +175,7 @@ const (
 	ReasonUnreachable
 )
 
+// String describes the reason in a few words.
 func (r Reason) String() string {
 	switch r {
 	case ReasonRule:
@@ -204,6 +206,7 @@ type Rule struct {
 	Line int
 }
 
+// String renders the rule as its line: `line 3: Disallow: /x`.
 func (r Rule) String() string {
 	kind := "Disallow"
 	if r.Allow {
