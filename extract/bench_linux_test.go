@@ -1,6 +1,9 @@
 package extract
 
 import (
+	"bytes"
+
+	"golang.org/x/net/html"
 	"runtime"
 	"syscall"
 	"testing"
@@ -29,8 +32,8 @@ func BenchmarkExtractVsTreeWalk(b *testing.B) {
 	defer runtime.UnlockOSThread()
 	pages := benchPages()
 	const base = "https://www.example.com/news/2024/story"
-	var tEx, tTree time.Duration
-	var bytes int64
+	var tEx, tTree, tTok time.Duration
+	var nbytes int64
 	for i := 0; b.Loop(); i++ {
 		p := pages[i%len(pages)]
 		t0 := threadCPU(b)
@@ -38,14 +41,22 @@ func BenchmarkExtractVsTreeWalk(b *testing.B) {
 		t1 := threadCPU(b)
 		links, _ := treeWalk(b, p, base)
 		t2 := threadCPU(b)
+		z := html.NewTokenizer(bytesReader(p))
+		for z.Next() != html.ErrorToken {
+		}
+		t3 := threadCPU(b)
+		tTok += t3 - t2
 		if err != nil || len(d.Links) < 50 || links < 50 {
 			b.Fatal(err, len(d.Links), links)
 		}
 		tEx += t1 - t0
 		tTree += t2 - t1
-		bytes += int64(len(p))
+		nbytes += int64(len(p))
 	}
-	b.ReportMetric(float64(bytes)/tEx.Seconds()/1e6, "cpu-MB/s-extract")
-	b.ReportMetric(float64(bytes)/tTree.Seconds()/1e6, "cpu-MB/s-treewalk")
+	b.ReportMetric(float64(nbytes)/tEx.Seconds()/1e6, "cpu-MB/s-extract")
+	b.ReportMetric(float64(nbytes)/tTree.Seconds()/1e6, "cpu-MB/s-treewalk")
+	b.ReportMetric(float64(nbytes)/tTok.Seconds()/1e6, "cpu-MB/s-tokenizer-only")
 	b.ReportMetric(float64(tTree)/float64(tEx), "x-treewalk")
 }
+
+func bytesReader(p []byte) *bytes.Reader { return bytes.NewReader(p) }

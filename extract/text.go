@@ -28,9 +28,9 @@ func (t *textBuf) space() {
 
 // isSpace reports HTML ASCII white space (the HTML standard's definition),
 // plus VT which browsers also collapse in practice.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
+func isSpace(c byte) bool { return spaceTable[c] }
+
+var spaceTable = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\f': true, '\v': true}
 
 func (t *textBuf) add(p []byte) {
 	if t.truncated {

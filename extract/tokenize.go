@@ -17,22 +17,15 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// pendingLink is a link before resolution.
-type pendingLink struct {
-	raw      string
-	kind     Kind
-	text     string
-	rel      Rel
-	hreflang string
-}
-
 // state is one extraction pass.
 type state struct {
 	o   Options
 	z   *html.Tokenizer
 	doc *Document
 
-	links    []pendingLink
+	// links hold the links found so far, with Raw set and URL not yet
+	// resolved.
+	links    []Link
 	baseHref string
 	haveBase bool
 	canon    string // raw href of the first rel=canonical link
@@ -66,6 +59,11 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 	}
 	s.doc.Base = pageURL
 	s.text.limit = s.o.MaxTextBytes
+	// Visible text is typically a fifth to a third of a page's bytes;
+	// reserving that up front avoids regrowing the buffer.
+	s.text.b = make([]byte, 0, min(s.o.MaxTextBytes, max(len(body)/2, 4096)))
+	// About one link per 100 bytes is common on link-heavy pages.
+	s.links = make([]Link, 0, min(s.o.MaxLinks, len(body)/100+16))
 	s.anchor.limit = s.o.MaxAnchorText
 	s.title.limit = s.o.MaxFieldBytes
 	s.robots.agent = strings.ToLower(strings.TrimSpace(s.o.UserAgent))
@@ -170,9 +168,9 @@ func (s *state) boundary(a atom.Atom) {
 }
 
 func (s *state) start(selfClosing bool) {
-	z := s.z
-	name, hasAttr := z.TagName()
-	a := atom.Lookup(name)
+	raw := s.z.Raw()
+	a := rawTagAtom(raw)
+	hasAttr := hasAttrs(raw)
 	s.boundary(a)
 	switch a {
 	case atom.Script, atom.Style, atom.Noscript, atom.Textarea, atom.Xmp,
@@ -239,8 +237,7 @@ func (s *state) start(selfClosing bool) {
 }
 
 func (s *state) end() {
-	name, _ := s.z.TagName()
-	a := atom.Lookup(name)
+	a := rawTagAtom(s.z.Raw())
 	switch a {
 	case atom.A:
 		s.closeAnchor()
@@ -259,6 +256,10 @@ func (s *state) end() {
 // attrs calls fn for each attribute of the current tag. Keys are lower
 // case; values are entity-decoded and valid only during the call.
 func (s *state) attrs(fn func(key, val []byte)) {
+	if raw := s.z.Raw(); rawIsPlain(raw) {
+		eachRawAttr(raw, fn)
+		return
+	}
 	for {
 		k, v, more := s.z.TagAttr()
 		fn(k, v)
@@ -266,6 +267,21 @@ func (s *state) attrs(fn func(key, val []byte)) {
 			return
 		}
 	}
+}
+
+// hasAttrs reports whether a raw start tag may have attributes: anything
+// after the name other than white space, '/' and the closing '>'.
+func hasAttrs(raw []byte) bool {
+	i := 1
+	for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+		i++
+	}
+	for ; i < len(raw); i++ {
+		if c := raw[i]; !isTagSpace(c) && c != '/' && c != '>' {
+			return true
+		}
+	}
+	return false
 }
 
 // urlAttr turns an attribute value into a link reference, or "" when it
@@ -291,7 +307,7 @@ func (s *state) smallAttr(v []byte) string {
 	return validUTF8(string(v))
 }
 
-func (s *state) add(l pendingLink) int {
+func (s *state) add(l Link) int {
 	if len(s.links) >= s.o.MaxLinks {
 		s.doc.LinksTruncated = true
 		return -1
@@ -309,30 +325,30 @@ func (s *state) simple(k Kind, attr string) {
 		}
 	})
 	if raw != "" {
-		s.add(pendingLink{raw: raw, kind: k})
+		s.add(Link{Raw: raw, Kind: k})
 	}
 }
 
 func (s *state) anchorTag(selfClosing bool) {
-	var l pendingLink
+	var l Link
 	s.attrs(func(key, val []byte) {
 		switch string(key) {
 		case "href":
-			l.raw = s.urlAttr(val)
+			l.Raw = s.urlAttr(val)
 		case "xlink:href": // SVG <a>
-			if l.raw == "" {
-				l.raw = s.urlAttr(val)
+			if l.Raw == "" {
+				l.Raw = s.urlAttr(val)
 			}
 		case "rel":
-			l.rel = parseRel(val)
+			l.Rel = parseRel(val)
 		case "hreflang":
-			l.hreflang = s.smallAttr(val)
+			l.Hreflang = s.smallAttr(val)
 		}
 	})
-	if l.raw == "" {
+	if l.Raw == "" {
 		return
 	}
-	l.kind = KindA
+	l.Kind = KindA
 	i := s.add(l)
 	if i >= 0 && !selfClosing {
 		s.anchorLink = i
@@ -344,31 +360,31 @@ func (s *state) closeAnchor() {
 	if s.anchorLink < 0 {
 		return
 	}
-	s.links[s.anchorLink].text = s.anchor.string()
+	s.links[s.anchorLink].Text = s.anchor.string()
 	s.anchorLink = -1
 }
 
 func (s *state) linkTag(k Kind, attr string) {
-	l := pendingLink{kind: k}
+	l := Link{Kind: k}
 	s.attrs(func(key, val []byte) {
 		switch string(key) {
 		case attr:
-			l.raw = s.urlAttr(val)
+			l.Raw = s.urlAttr(val)
 		case "rel":
-			l.rel = parseRel(val)
+			l.Rel = parseRel(val)
 		case "hreflang":
-			l.hreflang = s.smallAttr(val)
+			l.Hreflang = s.smallAttr(val)
 		case "alt":
 			if k == KindArea {
-				l.text = s.altText(val)
+				l.Text = s.altText(val)
 			}
 		}
 	})
-	if l.raw == "" {
+	if l.Raw == "" {
 		return
 	}
-	if k == KindLink && l.rel&RelCanonical != 0 && s.canon == "" {
-		s.canon = l.raw
+	if k == KindLink && l.Rel&RelCanonical != 0 && s.canon == "" {
+		s.canon = l.Raw
 	}
 	s.add(l)
 }
@@ -403,12 +419,12 @@ func (s *state) imgTag(k Kind) {
 		}
 	})
 	if src != "" {
-		s.add(pendingLink{raw: src, kind: k, text: alt})
+		s.add(Link{Raw: src, Kind: k, Text: alt})
 	}
 	if srcsetOK {
 		eachSrcset(srcset, func(u []byte) {
 			if raw := s.urlAttr(u); raw != "" {
-				s.add(pendingLink{raw: raw, kind: k, text: alt})
+				s.add(Link{Raw: raw, Kind: k, Text: alt})
 			}
 		})
 	}
@@ -424,7 +440,7 @@ func (s *state) media() {
 		switch string(key) {
 		case "src", "poster":
 			if raw := s.urlAttr(val); raw != "" {
-				s.add(pendingLink{raw: raw, kind: KindMedia})
+				s.add(Link{Raw: raw, Kind: KindMedia})
 			}
 		}
 	})
@@ -463,7 +479,7 @@ func (s *state) meta() {
 	case equalFold(equiv, "refresh"):
 		if u := refreshURL(content); len(u) > 0 {
 			if raw := s.urlAttr(u); raw != "" {
-				s.add(pendingLink{raw: raw, kind: KindMetaRefresh})
+				s.add(Link{Raw: raw, Kind: KindMetaRefresh})
 			}
 		}
 	case equalFold(equiv, "content-language"):
@@ -528,11 +544,30 @@ func (s *state) finish(header http.Header) {
 		}
 	}
 	d.Base = base
+	// origin is base up to its path ("https://host:8080"), for the fast
+	// path below.
+	origin := ""
+	if i := strings.Index(base, "://"); i >= 0 {
+		if j := strings.IndexByte(base[i+3:], '/'); j >= 0 {
+			origin = base[:i+3+j]
+		}
+	}
 	resolve := func(raw string) (string, bool) {
-		if base == "" && !hasScheme(raw) {
+		b := base
+		switch {
+		case hasHTTPPrefix(raw):
+			// "http://..." and "https://..." do not depend on the base
+			// (URL Standard: special authority slashes state).
+			b = ""
+		case origin != "" && isPathAbsolute(raw):
+			// A path-absolute reference replaces the base's path, query
+			// and fragment: resolving it equals parsing origin+ref, which
+			// spares parsing the base again for every link.
+			raw, b = origin+raw, ""
+		case base == "" && !hasScheme(raw):
 			return "", false
 		}
-		u, err := urlnorm.ResolveString(base, raw)
+		u, err := urlnorm.ResolveString(b, raw)
 		if err != nil || !isHTTP(u) {
 			return "", false
 		}
@@ -541,22 +576,53 @@ func (s *state) finish(header http.Header) {
 	if s.canon != "" {
 		d.Canonical, _ = resolve(s.canon)
 	}
-	if len(s.links) == 0 {
-		return
-	}
-	d.Links = make([]Link, 0, len(s.links))
-	for _, p := range s.links {
-		u, ok := resolve(p.raw)
+	// Resolve in place, dropping what does not resolve to http(s).
+	links := s.links[:0]
+	for _, l := range s.links {
+		u, ok := resolve(l.Raw)
 		if !ok {
 			d.Skipped++
 			continue
 		}
-		follow := !p.rel.Nofollow() && !d.Robots.Nofollow && (p.kind != KindForm || s.o.FollowForms)
-		d.Links = append(d.Links, Link{
-			URL: u, Raw: validUTF8(p.raw), Kind: p.kind, Text: p.text,
-			Rel: p.rel, Hreflang: p.hreflang, Follow: follow,
-		})
+		l.URL, l.Raw = u, validUTF8(l.Raw)
+		l.Follow = !l.Rel.Nofollow() && !d.Robots.Nofollow && (l.Kind != KindForm || s.o.FollowForms)
+		links = append(links, l)
 	}
+	clear(s.links[len(links):])
+	if len(links) > 0 {
+		d.Links = links
+	}
+}
+
+// hasHTTPPrefix reports whether ref starts with "http://" or "https://",
+// in any case.
+func hasHTTPPrefix(ref string) bool {
+	if len(ref) < 8 || !equalFold([]byte(ref[:4]), "http") {
+		return false
+	}
+	rest := ref[4:]
+	if rest[0] == 's' || rest[0] == 'S' {
+		rest = rest[1:]
+	}
+	return strings.HasPrefix(rest, "://")
+}
+
+// isPathAbsolute reports whether ref is "/" followed by something that
+// cannot make it scheme-relative: not '/' or '\' (both mean a host for
+// http), nor a tab or newline (which the URL parser removes, so "/\t/host"
+// would become "//host").
+func isPathAbsolute(ref string) bool {
+	if len(ref) == 0 || ref[0] != '/' {
+		return false
+	}
+	if len(ref) == 1 {
+		return true
+	}
+	switch ref[1] {
+	case '/', '\\', '\t', '\n', '\r':
+		return false
+	}
+	return true
 }
 
 // hasScheme reports whether ref starts with a URL scheme and a colon.

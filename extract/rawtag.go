@@ -1,0 +1,112 @@
+package extract
+
+import (
+	"golang.org/x/net/html/atom"
+)
+
+// The tokenizer's TagName and TagAttr copy every name and value they return
+// (to replace NUL bytes) and the value again to unescape it. Most tags have
+// neither NUL, '&' nor CR in them, and for those the raw bytes of the tag
+// already are the names and values: rawTag reads them in place, following
+// the HTML tokenizer's tag states (HTML §13.2.5.8-13.2.5.42). Tags with any
+// of those bytes go through TagAttr, which applies the standard's
+// attribute-value character-reference rules.
+
+// rawIsPlain reports whether a raw tag can be read in place.
+func rawIsPlain(raw []byte) bool {
+	for _, c := range raw {
+		if c == '&' || c == 0 || c == '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+func isTagSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// rawTagAtom returns the atom of the tag name in raw ("<name ..." or
+// "</name ..."), or 0 for names that are not atoms.
+func rawTagAtom(raw []byte) atom.Atom {
+	i := 1
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	start := i
+	for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+		i++
+	}
+	name := raw[start:i]
+	var buf [16]byte
+	if len(name) > len(buf) {
+		return 0
+	}
+	for j, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[j] = c
+	}
+	return atom.Lookup(buf[:len(name)])
+}
+
+// eachRawAttr calls fn for every attribute of a plain raw start tag, with
+// the name lower-cased in place (raw is the tokenizer's buffer, valid until
+// the next token). Later duplicates of a name are passed too; callers keep
+// the first, as the tokenizer does.
+func eachRawAttr(raw []byte, fn func(key, val []byte)) {
+	i := 1
+	for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+		i++
+	}
+	for i < len(raw) {
+		for i < len(raw) && (isTagSpace(raw[i]) || raw[i] == '/') {
+			i++
+		}
+		if i >= len(raw) || raw[i] == '>' {
+			return
+		}
+		// Attribute name; a leading '=' belongs to it.
+		ks := i
+		i++
+		for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' && raw[i] != '=' {
+			i++
+		}
+		key := raw[ks:i]
+		for j, c := range key {
+			if 'A' <= c && c <= 'Z' {
+				key[j] = c + 'a' - 'A'
+			}
+		}
+		for i < len(raw) && isTagSpace(raw[i]) {
+			i++
+		}
+		var val []byte
+		if i < len(raw) && raw[i] == '=' {
+			i++
+			for i < len(raw) && isTagSpace(raw[i]) {
+				i++
+			}
+			if i < len(raw) && (raw[i] == '"' || raw[i] == '\'') {
+				q := raw[i]
+				i++
+				vs := i
+				for i < len(raw) && raw[i] != q {
+					i++
+				}
+				val = raw[vs:i]
+				if i < len(raw) {
+					i++
+				}
+			} else {
+				vs := i
+				for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '>' {
+					i++
+				}
+				val = raw[vs:i]
+			}
+		}
+		fn(key, val)
+	}
+}
