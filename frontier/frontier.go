@@ -439,12 +439,9 @@ func (f *Frontier) recover() error {
 			return fmt.Errorf("%w: queued key with invalid host %q", ErrCorrupt, name)
 		}
 		h := f.hostFor(name)
-		if int(band) >= len(h.bands) {
-			// Written with more bands than configured now: keep them.
-			nb := make([]bandQueue, int(band)+1)
-			copy(nb, h.bands)
-			h.bands = nb
-		}
+		// Every band from the first one found may hold URLs. A store
+		// written with more bands than configured now keeps them.
+		h.band(max(int(band), f.bands-1))
 		for b := int(band); b < len(h.bands); b++ {
 			h.bands[b].more = true
 		}
@@ -628,7 +625,7 @@ func (f *Frontier) insert(p *prepared, now int64) {
 		return
 	}
 	h := f.hostFor(p.host)
-	bq := &h.bands[p.it.band]
+	bq := h.band(int(p.it.band))
 	switch {
 	case f.store == nil:
 		bq.q.pushBack(p.it)
@@ -670,7 +667,7 @@ func (f *Frontier) insertDelayed(d delayedItem) {
 func (f *Frontier) hostFor(name string) *host {
 	h := f.hosts[name]
 	if h == nil {
-		h = &host{name: name, bands: make([]bandQueue, f.bands), heapIdx: -1, readyAt: math.MinInt64, blocked: math.MinInt64}
+		h = &host{name: name, heapIdx: -1, readyAt: math.MinInt64, blocked: math.MinInt64}
 		f.hosts[name] = h
 	}
 	return h
@@ -849,7 +846,7 @@ func (f *Frontier) expireLease(l *Lease) {
 	l.state = leaseExpired
 	h := l.h
 	h.outstanding--
-	h.bands[l.it.band].q.pushFront(l.it)
+	h.band(int(l.it.band)).q.pushFront(l.it)
 	h.queued++
 	h.readyAt = max(h.readyAt, f.polite.ReadyAt(h.name, time.Unix(0, l.deadline)).UnixNano())
 	f.stats.Expired++
@@ -884,12 +881,9 @@ func (f *Frontier) promote(now int64) error {
 			d.it.ext.delayed = true
 			d.it.ext.due = d.due
 		}
-		if int(d.it.band) >= len(h.bands) {
-			d.it.band = uint8(len(h.bands) - 1)
-		}
 		// Due URLs (retries, recrawls) go to the head of their band:
 		// they have waited already.
-		h.bands[d.it.band].q.pushFront(d.it)
+		h.band(int(d.it.band)).q.pushFront(d.it)
 		h.queued++
 		f.schedule(h, now)
 	}

@@ -179,6 +179,21 @@ type host struct {
 	readyTok    uint32
 }
 
+// band returns band b of the host, allocating the bands up to b: most hosts
+// only ever use one or two bands.
+func (h *host) band(b int) *bandQueue {
+	if b >= len(h.bands) {
+		if b < cap(h.bands) {
+			h.bands = h.bands[:b+1]
+		} else {
+			nb := make([]bandQueue, b+1)
+			copy(nb, h.bands)
+			h.bands = nb
+		}
+	}
+	return &h.bands[b]
+}
+
 // eligibleAt is the earliest time the host may be leased.
 func (h *host) eligibleAt() int64 { return max(h.readyAt, h.blocked) }
 
@@ -203,7 +218,7 @@ func (h *host) bestBand() int {
 			return i
 		}
 	}
-	return len(h.bands) - 1
+	return max(len(h.bands)-1, 0)
 }
 
 // timeHeap is a min-heap of hosts by heapAt: hosts with work that are
