@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"bytes"
+
 	"golang.org/x/net/html/atom"
 )
 
@@ -53,9 +55,13 @@ func rawTagAtom(raw []byte) atom.Atom {
 
 // eachRawAttr calls fn for every attribute of a plain raw start tag, with
 // the name lower-cased in place (raw is the tokenizer's buffer, valid until
-// the next token). Later duplicates of a name are passed too; callers keep
-// the first, as the tokenizer does.
+// the next token). As in the tokenizer, a repeated name is ignored
+// (HTML §13.2.5.33: "the complete attribute's name must be compared to the
+// other attributes on the same token"); the check covers the first 16
+// names, which keeps hostile tags with thousands of attributes linear.
 func eachRawAttr(raw []byte, fn func(key, val []byte)) {
+	var seen [16][]byte
+	nSeen := 0
 	i := 1
 	for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
 		i++
@@ -106,6 +112,20 @@ func eachRawAttr(raw []byte, fn func(key, val []byte)) {
 				}
 				val = raw[vs:i]
 			}
+		}
+		dup := false
+		for _, k := range seen[:nSeen] {
+			if bytes.Equal(k, key) {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		if nSeen < len(seen) {
+			seen[nSeen] = key
+			nSeen++
 		}
 		fn(key, val)
 	}
