@@ -257,7 +257,8 @@ type Options struct {
 	// unless an Outcome sets RecrawlAt.
 	Schedule Schedule
 	// Window is how many URLs of each band of each host are held in
-	// memory when a Store is set. Zero means 32.
+	// memory when a Store is set. Zero means 8: with 100k hosts that is
+	// at most 800k URLs (per band in use) in memory, whatever the queue size.
 	Window int
 	// DelayedWindow is how many delayed URLs (retries, recrawls) are
 	// held in memory when a Store is set. Zero means 4096.
@@ -384,7 +385,7 @@ func New(opts Options) (*Frontier, error) {
 		f.retryMax = time.Hour
 	}
 	if f.window <= 0 {
-		f.window = 32
+		f.window = 8
 	}
 	if f.dwindow <= 0 {
 		f.dwindow = 4096
