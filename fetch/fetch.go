@@ -430,7 +430,12 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		if !f.sysClock {
 			ended = f.cfg.Clock.Now()
 		}
-		out := Outcome{Status: ex.status, Err: ex.err}
+		out := Outcome{Status: ex.status}
+		if ex.err != nil && !isPolicyError(ex.err) {
+			// Only trouble reaching or hearing from the server counts
+			// for the error backoff; a body over our limits does not.
+			out.Err = ex.err
+		}
 		if ex.status == http.StatusTooManyRequests || ex.status == http.StatusServiceUnavailable {
 			out.RetryAfter, out.HasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), ended)
 		}
@@ -458,6 +463,18 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		}
 		cur = ex.location
 	}
+}
+
+// isPolicyError reports whether err is one of the Fetcher's own limits or
+// refusals rather than a failure of the server or the network.
+func isPolicyError(err error) bool {
+	for _, target := range []error{ErrBodyTooLarge, ErrDecompressionBomb, ErrUnsupportedEncoding,
+		ErrHeadersTooLarge, ErrBlockedAddress, ErrDisallowed, ErrUnsupportedScheme} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // retryable reports whether an exchange's failure is worth retrying at once.
