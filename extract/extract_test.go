@@ -142,3 +142,15 @@ func TestHeaderRobotsAndCharset(t *testing.T) {
 		t.Errorf("robots none: %+v, follow %v", d.Robots, d.Links[0].Follow)
 	}
 }
+
+func TestReaderPathMetaCharset(t *testing.T) {
+	// windows-1251 declared in a meta tag: "Привет" is CF F0 E8 E2 E5 F2.
+	body := "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\"><title>\xcf\xf0\xe8\xe2\xe5\xf2</title></head><body><a href=\"/\xef\">\xef</a></body></html>"
+	d, err := Extract(strings.NewReader(body), "http://ex.com/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Charset != "windows-1251" || d.Title != "Привет" || d.Text != "п" || len(d.Links) != 1 || d.Links[0].URL != "http://ex.com/%D0%BF" {
+		t.Errorf("charset %q title %q text %q links %+v", d.Charset, d.Title, d.Text, d.Links)
+	}
+}
