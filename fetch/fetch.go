@@ -43,7 +43,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/idna"
+	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 // Config configures a Fetcher. Only UserAgent is required; every other zero
@@ -92,9 +92,10 @@ type Config struct {
 	// become ready; a host blocked for longer fails at once with a
 	// *HostBlockedError that says until when. Default 1 min.
 	MaxPolitenessWait time.Duration
-	// HostKey maps a URL to the host string politeness is keyed by. The
-	// default lower-cases the host, converts it to punycode and drops a
-	// default port; pass urlnorm.Host to share keys with a frontier.
+	// HostKey maps a URL to the host string politeness is keyed by.
+	// Default urlnorm.Host (lower case, punycode, no default port), the key
+	// a frontier schedules by, so a shared Politeness sees one host under
+	// one name.
 	HostKey func(*url.URL) string
 
 	// ConnectTimeout bounds a TCP connect (default 10 s); TLSTimeout a TLS
@@ -187,7 +188,7 @@ func (c *Config) ensureDefaults() {
 		c.MaxRetries = 0
 	}
 	if c.HostKey == nil {
-		c.HostKey = HostKey
+		c.HostKey = urlnorm.Host
 	}
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
@@ -983,44 +984,4 @@ func (rt *reqTrace) gotConn(info httptrace.GotConnInfo) {
 		// reaches the refused address.
 		info.Conn.Close()
 	}
-}
-
-// HostKey is the default Config.HostKey: the URL's host in lower case,
-// converted to punycode (IDNA UTS #46 lookup), IPv6 in brackets, with the
-// port only when it is not the scheme's default — the same key urlnorm.Host
-// produces for a normalized URL.
-func HostKey(u *url.URL) string {
-	h := u.Host
-	simple := h != ""
-	colon := -1
-	for i := 0; i < len(h) && simple; i++ {
-		switch c := h[i]; {
-		case c >= 0x80 || ('A' <= c && c <= 'Z') || c == '[' || c == '%':
-			simple = false
-		case c == ':':
-			colon = i
-		}
-	}
-	if simple && colon >= 0 {
-		// A port is kept unless it is empty or the scheme's default.
-		switch p := h[colon+1:]; {
-		case p == "", strings.IndexByte(p, ':') >= 0,
-			p == "80" && u.Scheme == "http", p == "443" && u.Scheme == "https":
-			simple = false
-		}
-	}
-	if simple {
-		return h
-	}
-	name := strings.ToLower(u.Hostname())
-	if ascii, err := idna.Lookup.ToASCII(name); err == nil {
-		name = ascii
-	}
-	if strings.Contains(name, ":") {
-		name = "[" + name + "]"
-	}
-	if p := u.Port(); p != "" && !(p == "80" && u.Scheme == "http") && !(p == "443" && u.Scheme == "https") {
-		name += ":" + p
-	}
-	return name
 }

@@ -557,3 +557,70 @@ func TestFetchSniffsLyingContentType(t *testing.T) {
 		t.Fatalf("%v: type %q sniffed %v declared %q", err, resp.ContentType, resp.Sniffed, resp.DeclaredType)
 	}
 }
+
+func TestFetchHTTP2OverTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	// The test server's client transport trusts its certificate; the
+	// Fetcher clones it and installs its own dialler.
+	f := newTestFetcher(t, nil, func(c *Config) { c.Client = srv.Client() })
+	resp, err := f.Fetch(context.Background(), srv.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Proto != "HTTP/2.0" || string(resp.Body) != "HTTP/2.0" {
+		t.Fatalf("proto %q body %q, want HTTP/2.0", resp.Proto, resp.Body)
+	}
+	if resp.Timing.TLS <= 0 || resp.Timing.Connect <= 0 || resp.Timing.Reused {
+		t.Errorf("timing %+v: want TLS and connect times on a new connection", resp.Timing)
+	}
+	resp, err = f.Fetch(context.Background(), srv.URL+"/")
+	if err != nil || !resp.Timing.Reused || resp.Timing.TLS != 0 {
+		t.Errorf("second fetch: %v, timing %+v; want the HTTP/2 connection reused", err, resp.Timing)
+	}
+}
+
+func TestFetchRetriesTransientNetworkError(t *testing.T) {
+	var hits atomic.Int32
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			// Drop the connection without an answer.
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	f := newTestFetcher(t, web, nil)
+	resp, err := f.Fetch(context.Background(), "http://flaky.test/")
+	if err != nil || string(resp.Body) != "ok" || resp.Attempts != 2 {
+		t.Fatalf("err %v resp %+v; want success on the second attempt", err, resp)
+	}
+}
+
+func TestFetchDNSPrefetchAndCache(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	r := newFakeResolver("a.test", "127.0.0.1")
+	f := newTestFetcher(t, nil, func(c *Config) { c.DNSConfig = DNSConfig{Resolver: r} })
+	f.DNS().Prefetch("a.test")
+	for i := range 3 {
+		if _, err := f.Fetch(context.Background(), fmt.Sprintf("http://a.test:%d/%d", port, i)); err != nil {
+			t.Fatal(err)
+		}
+		f.client.CloseIdleConnections() // force a dial, hence a lookup, each time
+	}
+	if got := r.Calls("a.test"); got != 1 {
+		t.Fatalf("resolver calls = %d, want 1 (prefetched, then cached)", got)
+	}
+	if _, err := f.Fetch(context.Background(), fmt.Sprintf("http://nowhere.test:%d/", port)); err == nil || errors.Is(err, ErrBlockedAddress) {
+		t.Fatalf("unresolvable name: err = %v", err)
+	}
+}
