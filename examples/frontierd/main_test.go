@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/frontier/httpapi"
+)
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	env := func(k string) string {
+		if k == "CRAWLKIT_TOKEN" {
+			return "env-token"
+		}
+		return ""
+	}
+	go func() {
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-dashboard", "127.0.0.1:0", "-data", filepath.Join(dir, "db"), "-no-robots"},
+			env, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	var api, dash string
+	for (api == "" || dash == "") && lines.Scan() {
+		l := lines.Text()
+		if rest, ok := strings.CutPrefix(l, "frontierd: API on "); ok {
+			api = strings.TrimSuffix(strings.Fields(rest)[0], "/api/v1/")
+		}
+		if rest, ok := strings.CutPrefix(l, "frontierd: dashboard on "); ok {
+			dash = rest
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+
+	c := httpapi.NewClient(api, "env-token", nil)
+	resp, err := c.Submit(ctx, httpapi.SubmitRequest{URLs: []httpapi.SubmitURL{{URL: "https://example.com/"}}})
+	if err != nil || resp.Accepted != 1 {
+		t.Fatalf("submit: %v %+v", err, resp)
+	}
+	if _, err := httpapi.NewClient(api, "other", nil).Stats(ctx); err == nil {
+		t.Fatal("a wrong token was accepted")
+	}
+	r, err := http.Get(dash + "api/snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 200 {
+		t.Fatalf("dashboard snapshot: %d", r.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+func TestLoadToken(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tok")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(string) string { return "from-env" }
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		flag, file string
+		env        func(string) string
+		want       string
+	}{
+		{"from-flag", file, env, "from-flag"},
+		{"", file, env, "from-file"},
+		{"", "", env, "from-env"},
+	} {
+		got, err := loadToken(tc.flag, tc.file, tc.env)
+		if err != nil || got != tc.want {
+			t.Errorf("loadToken(%q, %q): %q %v, want %q", tc.flag, tc.file, got, err, tc.want)
+		}
+	}
+	if _, err := loadToken("", "", none); !errors.Is(err, errNoToken) {
+		t.Errorf("no token: %v", err)
+	}
+	if err := run(context.Background(), []string{"-data", filepath.Join(dir, "db")}, none, io.Discard, io.Discard); !errors.Is(err, errNoToken) {
+		t.Errorf("run without a token: %v", err)
+	}
+}
+
+// The robots.txt client refuses a loopback address before connecting.
+func TestGuardedClientRefusesLoopback(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the guarded client connected to a loopback server")
+	}))
+	defer ts.Close()
+	_, err := guardedClient(fetch.NewGuard()).Get(ts.URL + "/robots.txt")
+	if !errors.Is(err, fetch.ErrBlockedAddress) {
+		t.Fatalf("got %v, want ErrBlockedAddress", err)
+	}
+}
