@@ -321,6 +321,12 @@ func (d *Dashboard) loop() {
 // The sampler calls it once per Interval; tests with a negative Interval call
 // it themselves.
 func (d *Dashboard) SampleAt(now time.Time) {
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return
+	}
 	s := d.cfg.Source()
 	if s.Time.IsZero() {
 		s.Time = now

@@ -1,0 +1,298 @@
+package dashboard_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit/dashboard"
+)
+
+var t0 = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// counterSource returns snapshots whose fetched count grows by one per call.
+func counterSource() (dashboard.Source, *atomic.Int64) {
+	var n atomic.Int64
+	return func() dashboard.Snapshot {
+		v := n.Add(1)
+		return dashboard.Snapshot{
+			URLs:        dashboard.URLCounts{Fetched: v, Queued: 100 - v},
+			Throughput:  dashboard.Throughput{Current: float64(v) / 2, Average: 1, Peak: float64(v) / 2},
+			QueueByBand: []int64{v, 2 * v},
+		}
+	}, &n
+}
+
+func TestNewRequiresSource(t *testing.T) {
+	if _, err := dashboard.New(dashboard.Config{}); !errors.Is(err, dashboard.ErrNoSource) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSnapshotAndHistoryWindow(t *testing.T) {
+	src, _ := counterSource()
+	d, err := dashboard.New(dashboard.Config{Source: src, Interval: -1, Window: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 8 {
+		d.SampleAt(t0.Add(time.Duration(i) * time.Second))
+	}
+	snap, hist := d.Snapshot()
+	if snap.URLs.Fetched != 8 || !snap.Time.Equal(t0.Add(7*time.Second)) {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	// A 5 s window at the default 1 s step keeps the last five points.
+	if len(hist) != 5 || hist[0].Fetched != 4 || hist[4].Fetched != 8 || hist[4].Throughput != 4 || hist[4].Queued != 92 {
+		t.Fatalf("history %+v", hist)
+	}
+
+	ts := httptest.NewServer(d)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/api/snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Snapshot dashboard.Snapshot `json:"snapshot"`
+		History  []dashboard.Point  `json:"history"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Snapshot.URLs.Fetched != 8 || len(body.History) != 5 || body.Snapshot.QueueByBand[1] != 16 {
+		t.Fatalf("api/snapshot: %+v", body)
+	}
+}
+
+func TestPageIsSelfContained(t *testing.T) {
+	src, _ := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1, Title: `<crawl & co>`})
+	defer d.Close()
+	ts := httptest.NewServer(d)
+	defer ts.Close()
+	get := func(path string) (string, http.Header) {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		return string(b), resp.Header
+	}
+	page, h := get("/")
+	if !strings.Contains(page, "&lt;crawl &amp; co&gt;") || strings.Contains(page, "<crawl") {
+		t.Errorf("title not escaped")
+	}
+	if !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'self'") {
+		t.Errorf("CSP %q", h.Get("Content-Security-Policy"))
+	}
+	js, _ := get("/app.js")
+	css, _ := get("/app.css")
+	// Offline: nothing is loaded from another origin.
+	for name, text := range map[string]string{"index.html": page, "app.js": js, "app.css": css} {
+		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s refers to %q", name, bad)
+			}
+		}
+	}
+	for _, id := range []string{"tp-current", "urls-fetched", "chart", "bands", "errors", "top-hosts", "blocked-hosts", "workers", "url-form", "host-form"} {
+		if !strings.Contains(page, `id="`+id+`"`) {
+			t.Errorf("page lacks #%s", id)
+		}
+	}
+}
+
+func TestEvents(t *testing.T) {
+	src, _ := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1})
+	ts := httptest.NewServer(d)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	r := bufio.NewReader(resp.Body)
+	// The stream opens with a retry hint and a comment; read up to them,
+	// so the subscription is registered before the samples are taken.
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, ": open") {
+			break
+		}
+	}
+	d.SampleAt(t0)
+	d.SampleAt(t0.Add(time.Second))
+	var got []int64
+	for len(got) < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Snapshot dashboard.Snapshot `json:"snapshot"`
+			Point    dashboard.Point    `json:"point"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Snapshot.URLs.Fetched)
+		if !ev.Point.Time.Equal(t0.Add(time.Duration(len(got)-1) * time.Second)) {
+			t.Fatalf("point %+v", ev.Point)
+		}
+	}
+	if got[0] != 1 || got[1] != 2 {
+		t.Fatalf("events carried %v", got)
+	}
+	// Close ends the stream.
+	d.Close()
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		t.Fatalf("stream after Close: %v", err)
+	}
+}
+
+func TestSamplerGoroutineStopsOnClose(t *testing.T) {
+	src, n := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: time.Millisecond})
+	for n.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	d.Close()
+	after := n.Load()
+	d.SampleAt(t0) // after Close: ignored
+	d.Close()      // idempotent
+	if got := n.Load(); got != after {
+		t.Fatalf("source called %d times after Close", got-after)
+	}
+}
+
+type fakeAnalyzer struct{}
+
+func (fakeAnalyzer) AnalyzeURL(_ context.Context, u string) (dashboard.URLReport, error) {
+	if u == "bad" {
+		return dashboard.URLReport{}, fmt.Errorf("%w: not a URL", dashboard.ErrBadRequest)
+	}
+	return dashboard.URLReport{URL: u, State: "fetched"}, nil
+}
+
+func (fakeAnalyzer) AnalyzeHost(_ context.Context, h string) (dashboard.HostReport, error) {
+	if h == "gone.test" {
+		return dashboard.HostReport{}, fmt.Errorf("%w: %s", dashboard.ErrNotFound, h)
+	}
+	return dashboard.HostReport{Host: h, Fetched: 3}, nil
+}
+
+func TestAnalysisEndpoints(t *testing.T) {
+	src, _ := counterSource()
+	with, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1, Analyzer: fakeAnalyzer{}})
+	defer with.Close()
+	without, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1})
+	defer without.Close()
+	for _, tc := range []struct {
+		h      http.Handler
+		path   string
+		status int
+		want   string
+	}{
+		{with, "/api/url?url=http%3A%2F%2Fa.test%2F", 200, `"state":"fetched"`},
+		{with, "/api/url?url=bad", 400, "not a URL"},
+		{with, "/api/url", 400, "missing url"},
+		{with, "/api/host?host=a.test", 200, `"fetched":3`},
+		{with, "/api/host?host=gone.test", 404, "gone.test"},
+		{without, "/api/url?url=x", 404, "no URL analysis"},
+		{without, "/api/host?host=x", 404, "no host analysis"},
+		{with, "/nothing", 404, ""},
+	} {
+		rec := httptest.NewRecorder()
+		tc.h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s, want %d with %q", tc.path, rec.Code, rec.Body, tc.status, tc.want)
+		}
+	}
+}
+
+func TestHistory(t *testing.T) {
+	h := dashboard.NewHistory(dashboard.HistoryConfig{MaxURLs: 3, FetchesPerURL: 2, MaxHosts: 2})
+	h.Accepted("http://a.test/1", "a.test")
+	h.AddInLinks("http://a.test/1", "http://a.test/1")
+	for i := range 3 {
+		h.Fetched(dashboard.FetchRecord{URL: "http://a.test/1", Host: "a.test", Time: t0.Add(time.Duration(i) * time.Second),
+			Status: 200 + i, DurationMS: 100, Outcome: "done"})
+	}
+	h.SetOutLinks("http://a.test/1", 9)
+	rep, ok := h.URL("http://a.test/1")
+	if !ok || rep.State != "fetched" || rep.InLinks != 2 || rep.OutLinks != 9 || len(rep.Fetches) != 2 ||
+		rep.Fetches[0].Status != 201 || rep.Fetches[1].Status != 202 {
+		t.Fatalf("URL report %+v", rep)
+	}
+	h.Fetched(dashboard.FetchRecord{URL: "http://a.test/2", Host: "a.test", Time: t0, Category: "http_5xx", Status: 503, Outcome: "retry"})
+	hr, _ := h.Host("a.test")
+	if hr.Discovered != 1 || hr.Fetched != 4 || hr.Errors != 1 || hr.AvgResponseMS != 100 || hr.ErrorRate != 0.25 {
+		t.Fatalf("host report %+v", hr)
+	}
+	// Bounds: a fourth URL forgets the least recently touched one
+	// (a.test/1 was touched before a.test/2, b, c).
+	h.Blocked("http://b.test/x", "b.test")
+	h.Rejected("http://c.test/loop", "repeated-path: …")
+	h.Accepted("http://c.test/", "c.test")
+	if _, ok := h.URL("http://a.test/1"); ok {
+		t.Fatal("least recently used URL kept beyond MaxURLs")
+	}
+	if r, _ := h.URL("http://c.test/loop"); r.State != "rejected" || r.TrapReason == "" {
+		t.Fatalf("rejected URL %+v", r)
+	}
+	if urls, hosts := h.Len(); urls != 3 || hosts != 2 {
+		t.Fatalf("Len %d %d", urls, hosts)
+	}
+	// b.test and c.test are the two most recent hosts; a.test is gone.
+	if _, ok := h.Host("a.test"); ok {
+		t.Fatal("least recently used host kept beyond MaxHosts")
+	}
+}
+
+func TestTopHosts(t *testing.T) {
+	h := dashboard.NewHistory(dashboard.HistoryConfig{})
+	rec := func(host string, at time.Time, n int) {
+		for range n {
+			h.Fetched(dashboard.FetchRecord{URL: "http://" + host + "/", Host: host, Time: at})
+		}
+	}
+	rec("old.test", t0.Add(-10*time.Minute), 50) // busy long ago
+	rec("a.test", t0, 3)
+	rec("b.test", t0.Add(-time.Minute), 5) // previous minute
+	rec("c.test", t0, 3)
+	top := h.TopHosts(t0, 3)
+	var names []string
+	for _, x := range top {
+		names = append(names, fmt.Sprintf("%s:%d/%d", x.Host, x.Recent, x.Fetched))
+	}
+	if got := strings.Join(names, " "); got != "b.test:5/5 a.test:3/3 c.test:3/3" {
+		t.Fatalf("top hosts %s", got)
+	}
+}
