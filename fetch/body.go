@@ -44,6 +44,7 @@ type wireCounter struct {
 	limit int64
 }
 
+// Read reads from the connection, counting bytes and enforcing the limit.
 func (w *wireCounter) Read(p []byte) (int, error) {
 	if w.limit > 0 {
 		left := w.limit - w.n.Load()

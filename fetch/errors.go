@@ -73,6 +73,7 @@ type BlockedAddressError struct {
 	Reason string     // the class of the address, e.g. "loopback"
 }
 
+// Error names the refused host and address and why it was refused.
 func (e *BlockedAddressError) Error() string {
 	if !e.Addr.IsValid() {
 		return fmt.Sprintf("fetch: address guard refused %s: %s address", e.Host, e.Reason)
@@ -93,6 +94,7 @@ type HostBlockedError struct {
 	Until time.Time
 }
 
+// Error names the host and when it becomes ready.
 func (e *HostBlockedError) Error() string {
 	return fmt.Sprintf("fetch: host %s not ready until %s", e.Host, e.Until.UTC().Format(time.RFC3339))
 }

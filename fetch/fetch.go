@@ -618,7 +618,11 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			if err != nil {
 				return exchangeResult{err: fmt.Errorf("fetch %s: bad redirect Location %q: %w", u.Redacted(), loc, err)}
 			}
-			next.Fragment, next.RawFragment = u.Fragment, u.RawFragment
+			if next.Fragment == "" {
+				// RFC 9110 §10.2.2: a Location without a fragment
+				// inherits the original request's.
+				next.Fragment, next.RawFragment = u.Fragment, u.RawFragment
+			}
 			// Drain a little so the connection can be reused; a large
 			// redirect body is abandoned with its connection.
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 4<<10))
@@ -641,6 +645,11 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	closeDec := func() {}
 	if len(codings) > 0 && method != http.MethodHead && hresp.StatusCode != http.StatusNotModified {
 		body, closeDec, err = decoder(wire, codings, f.cfg.MaxBodyBytes)
+		if errors.Is(err, io.EOF) && wire.n.Load() == 0 {
+			// An empty body labelled with a coding (seen on 204s and
+			// error pages): nothing to decode.
+			body, closeDec, err = wire, func() {}, nil
+		}
 		if err != nil {
 			if ctxErr := f.ctxCause(parent, ctx); ctxErr != nil {
 				return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), ctxErr)}

@@ -226,6 +226,11 @@ func TestFetchRedirects(t *testing.T) {
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		case r.URL.Path == "/private":
 			http.Redirect(w, r, "/secret", http.StatusFound)
+		case r.URL.Path == "/empty-gzip":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(http.StatusNoContent)
+		case r.URL.Path == "/frag":
+			http.Redirect(w, r, "/end#there", http.StatusFound)
 		case r.URL.Path == "/to-ftp":
 			http.Redirect(w, r, "ftp://a.test/", http.StatusFound)
 		}
@@ -259,6 +264,15 @@ func TestFetchRedirects(t *testing.T) {
 	_, err = f.Fetch(context.Background(), "http://a.test/private")
 	if !errors.Is(err, ErrDisallowed) || !strings.Contains(err.Error(), "robots.txt disallows") {
 		t.Fatalf("disallowed hop: %v", err)
+	}
+	if resp, err := f.Fetch(context.Background(), "http://a.test/frag#here"); err != nil || resp.FinalURL.Fragment != "there" {
+		t.Fatalf("fragment: %v %v, want the Location's own fragment", err, resp.FinalURL)
+	}
+	if resp, err := f.Fetch(context.Background(), "http://a.test/mid#here"); err != nil || resp.FinalURL.Fragment != "here" {
+		t.Fatalf("fragment: %v %v, want the original fragment inherited", err, resp.FinalURL)
+	}
+	if resp, err := f.Fetch(context.Background(), "http://a.test/empty-gzip"); err != nil || resp.StatusCode != 204 || len(resp.Body) != 0 {
+		t.Fatalf("empty gzip body: %v %+v", err, resp)
 	}
 	if _, err := f.Fetch(context.Background(), "http://a.test/to-ftp"); !errors.Is(err, ErrUnsupportedScheme) {
 		t.Fatalf("redirect to ftp: %v", err)
