@@ -39,7 +39,9 @@ func (r NetResolver) Resolve(ctx context.Context, host string) ([]netip.Addr, ti
 
 // DNSConfig configures a DNSCache. Zero fields take the documented defaults.
 type DNSConfig struct {
-	// Resolver answers cache misses. Default: NetResolver{}.
+	// Resolver answers cache misses. Default: NetResolver{}, the system
+	// resolver, which reports no TTLs (DefaultTTL applies); StubResolver
+	// asks DNS servers directly and reports each answer's TTL.
 	Resolver Resolver
 	// DefaultTTL is used when the resolver reports no TTL. Default 5 min.
 	DefaultTTL time.Duration
