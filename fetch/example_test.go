@@ -74,3 +74,29 @@ func ExamplePoliteness() {
 	// 12:02:00
 	// 12:00:00
 }
+
+func ExampleGuard() {
+	g := fetch.NewGuard(netip.MustParsePrefix("10.20.0.0/16")) // an intranet range let through
+	for _, s := range []string{"93.184.215.14", "169.254.169.254", "::ffff:127.0.0.1", "10.20.1.2", "10.30.1.2"} {
+		err := g.Check("", netip.MustParseAddr(s))
+		fmt.Printf("%-17s %v\n", s, err)
+	}
+	// Output:
+	// 93.184.215.14     <nil>
+	// 169.254.169.254   fetch: address guard refused 169.254.169.254: link-local address
+	// ::ffff:127.0.0.1  fetch: address guard refused ::ffff:127.0.0.1: loopback (embedded in IPv6) address
+	// 10.20.1.2         <nil>
+	// 10.30.1.2         fetch: address guard refused 10.30.1.2: private address
+}
+
+func ExampleParseRetryAfter() {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"120", "Sun, 01 Mar 2026 13:00:00 GMT", "soon"} {
+		d, ok := fetch.ParseRetryAfter(v, now)
+		fmt.Println(d, ok)
+	}
+	// Output:
+	// 2m0s true
+	// 1h0m0s true
+	// 0s false
+}

@@ -221,3 +221,22 @@ func TestPolitenessEviction(t *testing.T) {
 		t.Fatalf("blocked host forgotten: ready after %v", got.Sub(t0))
 	}
 }
+
+// schedulerPoliteness is the frontier's politeness interface, restated
+// here because fetch and frontier do not import each other.
+type schedulerPoliteness interface {
+	ReadyAt(host string, finished time.Time) time.Time
+}
+
+var _ schedulerPoliteness = (*Politeness)(nil)
+
+func TestPolitenessReadyAtNeverBeforeQueryTime(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1})
+	visit(t, p, "a.test", t0, t0, Outcome{Status: 200})
+	// Asked long after the host became ready, the answer is the query
+	// time itself, never a time in the past.
+	late := t0.Add(time.Hour)
+	if got := p.ReadyAt("a.test", late); !got.Equal(late) {
+		t.Fatalf("ReadyAt = %v, want the query time", got.Sub(t0))
+	}
+}
