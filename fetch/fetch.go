@@ -360,18 +360,18 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		last := attempt >= f.cfg.MaxRetries
-		resp, err, retry := f.attempt(ctx, u, method, req, last)
+		resp, err, retryHost := f.attempt(ctx, u, method, req, last)
 		if resp != nil {
 			resp.Attempts = attempt + 1
 		}
-		if !retry {
+		if retryHost == "" {
 			return resp, err
 		}
 		wait := f.retryDelay(attempt)
-		if h := f.cfg.HostKey(u); f.pol.ReadyAt(h, f.cfg.Clock.Now()).Sub(f.cfg.Clock.Now()) > f.cfg.MaxPolitenessWait {
+		if now := f.cfg.Clock.Now(); f.pol.ReadyAt(retryHost, now).Sub(now) > f.cfg.MaxPolitenessWait {
 			// The host is blocked for longer than we wait: give up now and
 			// let the failure count, so the backoff applies.
-			f.pol.fail(h, f.cfg.Clock.Now())
+			f.pol.fail(retryHost, now)
 			return resp, err
 		}
 		select {
@@ -403,21 +403,22 @@ func checkURL(u *url.URL) error {
 	return nil
 }
 
-// attempt makes one attempt at req, following redirects. retry reports
-// that the failure is transient and the caller may try again.
-func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *Request, last bool) (resp *Response, err error, retry bool) {
+// attempt makes one attempt at req, following redirects. A non-empty
+// retryHost reports that the failure is transient and names the host that
+// failed (the last hop's), so the caller may try again.
+func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *Request, last bool) (resp *Response, err error, retryHost string) {
 	resp = &Response{URL: u}
 	cur := u
 	for hop := 0; ; hop++ {
 		if f.cfg.Check != nil {
 			if cerr := f.cfg.Check(ctx, cur); cerr != nil {
-				return nil, fmt.Errorf("fetch %s: %w: %w", cur.Redacted(), ErrDisallowed, cerr), false
+				return nil, fmt.Errorf("fetch %s: %w: %w", cur.Redacted(), ErrDisallowed, cerr), ""
 			}
 		}
 		host := f.cfg.HostKey(cur)
 		started, err := f.acquire(ctx, host)
 		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), err), false
+			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), err), ""
 		}
 		// Reading the clock is not free (hundreds of nanoseconds on some
 		// virtual machines), so with the system clock the politeness
@@ -440,24 +441,27 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		if ex.status == http.StatusTooManyRequests || ex.status == http.StatusServiceUnavailable {
 			out.RetryAfter, out.HasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), ended)
 		}
-		retry = !last && f.retryable(ex, out)
+		retry := !last && f.retryable(ex, out)
 		out.Interim = retry
 		f.pol.Release(host, started, ended, out)
+		if retry {
+			retryHost = host
+		}
 		if ex.err != nil {
-			return nil, ex.err, retry
+			return nil, ex.err, retryHost
 		}
 		if ex.location == nil {
 			if resp.NotModified {
-				return resp, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrNotModified), false
+				return resp, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrNotModified), ""
 			}
-			return resp, nil, retry
+			return resp, nil, retryHost
 		}
 		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status})
 		if hop >= f.cfg.MaxRedirects {
-			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), false
+			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), ""
 		}
 		if err := checkURL(ex.location); err != nil {
-			return nil, fmt.Errorf("redirect from %s: %w", cur.Redacted(), err), false
+			return nil, fmt.Errorf("redirect from %s: %w", cur.Redacted(), err), ""
 		}
 		if ex.status == http.StatusSeeOther && method != http.MethodHead {
 			method = http.MethodGet
