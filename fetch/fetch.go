@@ -618,7 +618,9 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	if isRedirect(hresp.StatusCode) && f.cfg.MaxRedirects > 0 {
 		if loc := hresp.Header.Get("Location"); loc != "" {
 			f.headersDone(wd)
-			next, err := u.Parse(loc)
+			// Resolved as browsers do (the URL Standard), since servers
+			// write Location values for browsers.
+			next, err := urlnorm.Resolve(u, loc)
 			if err != nil {
 				return exchangeResult{err: fmt.Errorf("fetch %s: bad redirect Location %q: %w", u.Redacted(), loc, err)}
 			}
@@ -645,6 +647,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
 	}
 	wire := &wireCounter{r: hresp.Body, limit: f.cfg.MaxBodyBytes + 1}
+	f.watchBody(wd, wire, headersAt)
 	var body io.Reader = wire
 	closeDec := func() {}
 	if len(codings) > 0 && method != http.MethodHead && hresp.StatusCode != http.StatusNotModified {
@@ -662,7 +665,6 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		}
 	}
 	defer closeDec()
-	f.watchBody(wd, wire, headersAt)
 	hint := int64(-1)
 	if len(codings) == 0 {
 		hint = hresp.ContentLength

@@ -229,6 +229,9 @@ func TestFetchRedirects(t *testing.T) {
 		case r.URL.Path == "/empty-gzip":
 			w.Header().Set("Content-Encoding", "gzip")
 			w.WriteHeader(http.StatusNoContent)
+		case r.URL.Path == "/backslash":
+			w.Header().Set("Location", `\\other.test\end`)
+			w.WriteHeader(http.StatusFound)
 		case r.URL.Path == "/frag":
 			http.Redirect(w, r, "/end#there", http.StatusFound)
 		case r.URL.Path == "/to-ftp":
@@ -264,6 +267,9 @@ func TestFetchRedirects(t *testing.T) {
 	_, err = f.Fetch(context.Background(), "http://a.test/private")
 	if !errors.Is(err, ErrDisallowed) || !strings.Contains(err.Error(), "robots.txt disallows") {
 		t.Fatalf("disallowed hop: %v", err)
+	}
+	if resp, err := f.Fetch(context.Background(), "http://a.test/backslash"); err != nil || resp.FinalURL.String() != "http://other.test/end" {
+		t.Fatalf("backslashed Location: %v %v, want it resolved as browsers do", err, resp.FinalURL)
 	}
 	if resp, err := f.Fetch(context.Background(), "http://a.test/frag#here"); err != nil || resp.FinalURL.Fragment != "there" {
 		t.Fatalf("fragment: %v %v, want the Location's own fragment", err, resp.FinalURL)
