@@ -58,7 +58,8 @@ type Config struct {
 	// Client, if set, is used for requests instead of a new one. The
 	// Fetcher uses a copy: it follows redirects itself and, when the
 	// client's Transport is nil or an *http.Transport, installs its own
-	// dialler (guard and DNS cache) in a clone of it. Cookies (Jar) are kept.
+	// dialler (guard and DNS cache) in a clone of it. Cookies (Jar) are
+	// kept; the client's Timeout is replaced by Config.Timeout.
 	Client *http.Client
 	// Transport, if set, overrides Client.Transport. An *http.Transport is
 	// cloned and given the guarded dialler (its own DialContext, if any,
