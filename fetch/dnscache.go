@@ -139,7 +139,8 @@ func NewDNSCache(cfg DNSConfig) *DNSCache {
 var errCacheClosed = errors.New("fetch: DNS cache closed")
 
 // Lookup returns the addresses of host, from the cache when a fresh answer
-// (positive or negative) is there. An IP literal is returned as is.
+// (positive or negative) is there. An IP literal is returned as is. The
+// returned slice is shared with the cache and must not be modified.
 func (c *DNSCache) Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
