@@ -83,9 +83,10 @@ func prio32(p float64) float32 {
 	return f
 }
 
-// ring is a double-ended queue in a growable ring buffer. It grows by half
-// (not doubling) to keep the slack of many small per-host queues low, and
-// shrinks when it empties out.
+// ring is a double-ended queue in a growable ring buffer. It grows by
+// a quarter (not doubling) to keep the slack of many small per-host queues
+// low (at most 25%, at the price of more frequent copies), and shrinks when
+// it empties out.
 type ring[T any] struct {
 	buf  []T
 	head int32
@@ -96,7 +97,7 @@ func (r *ring[T]) len() int { return int(r.n) }
 
 func (r *ring[T]) grow() {
 	c := len(r.buf)
-	r.resize(max(c+c/2, c+1, 2))
+	r.resize(max(c+c/4, c+2))
 }
 
 func (r *ring[T]) resize(nc int) {
