@@ -10,7 +10,12 @@
   const $ = (id) => document.getElementById(id);
   const fmt = (n) => (n === undefined || n === null) ? "–" : Number(n).toLocaleString("en-US");
   const fmtRate = (n) => (n === undefined || n === null) ? "–" : Number(n).toFixed(n >= 100 ? 0 : 1);
-  const fmtTime = (t) => { if (!t || t.startsWith("0001-")) return "–"; const d = new Date(t); return d.toLocaleTimeString("en-GB"); };
+  const fmtTime = (t) => {
+    if (!t || t.startsWith("0001-")) return "–";
+    const d = new Date(t);
+    const time = d.toLocaleTimeString("en-GB");
+    return d.toDateString() === new Date().toDateString() ? time : d.toISOString().slice(0, 10) + " " + time;
+  };
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
 
   function setText(id, v) { const el = $(id); if (el) el.textContent = v; }
@@ -80,7 +85,10 @@
     const left = 44, bottom = 20, top = 8, right = 8;
     const pw = w - left - right, ph = h - top - bottom;
     const end = pts.length ? new Date(pts[pts.length - 1].time).getTime() : Date.now();
-    const start = end - HOUR;
+    // The axis spans the data, from one minute up to the hour kept.
+    const first = pts.length ? new Date(pts[0].time).getTime() : end;
+    const span = Math.min(HOUR, Math.max(60 * 1000, end - first));
+    const start = end - span;
     let ymax = 1;
     for (const p of pts) ymax = Math.max(ymax, p.throughput);
     ymax = niceCeil(ymax * 1.1);
@@ -90,19 +98,21 @@
       g.beginPath(); g.moveTo(left, y); g.lineTo(left + pw, y); g.stroke();
       g.fillText(fmtRate((ymax * i) / 4), 4, y + 4);
     }
-    for (let m = 0; m <= 60; m += 15) {
-      const x = left + (pw * m) / 60;
-      g.fillText(m === 60 ? "now" : `-${60 - m}m`, Math.min(x - 10, w - 28), h - 4);
+    for (let i = 0; i <= 4; i++) {
+      const x = left + (pw * i) / 4;
+      const ago = (span * (4 - i)) / 4 / 1000;
+      const label = i === 4 ? "now" : ago >= 120 ? `-${Math.round(ago / 60)}m` : `-${Math.round(ago)}s`;
+      g.fillText(label, Math.min(x - 10, w - 28), h - 4);
     }
     if (pts.length > 0) {
       g.strokeStyle = "#4fb3ff"; g.lineWidth = 2; g.beginPath();
       pts.forEach((p, i) => {
-        const x = left + (pw * (new Date(p.time).getTime() - start)) / HOUR;
+        const x = left + (pw * (new Date(p.time).getTime() - start)) / span;
         const y = top + ph - (ph * p.throughput) / ymax;
         if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
       });
       g.stroke();
-      g.lineTo(left + pw, top + ph); g.lineTo(left + (pw * (new Date(pts[0].time).getTime() - start)) / HOUR, top + ph);
+      g.lineTo(left + pw, top + ph); g.lineTo(left + (pw * Math.max(0, new Date(pts[0].time).getTime() - start)) / span, top + ph);
       g.closePath(); g.fillStyle = "rgba(79,179,255,0.12)"; g.fill();
     }
     const info = $("chart-info");

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -463,5 +464,37 @@ func TestRobots(t *testing.T) {
 	}
 	if report := web.Report(); report.BeforeRobots != 0 {
 		t.Fatalf("requests before robots.txt: %d", report.BeforeRobots)
+	}
+}
+
+func TestThroughput(t *testing.T) {
+	clk := newClock()
+	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1})
+	ctx := context.Background()
+	var urls []string
+	for i := range 10 {
+		urls = append(urls, fmt.Sprintf("http://h%d.test/", i))
+	}
+	submit(t, c, urls...)
+	clk.Advance(2 * time.Second)
+	l, err := c.Next(ctx, "w", 10, 0)
+	if err != nil || len(l.URLs) != 10 {
+		t.Fatalf("Next: %v %d", err, len(l.URLs))
+	}
+	var rs []httpapi.Result
+	for _, u := range l.URLs {
+		rs = append(rs, httpapi.Result{URL: u.URL, Status: httpapi.ResultSuccess, HTTPStatus: 200})
+	}
+	if _, err := c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, Results: rs}); err != nil {
+		t.Fatal(err)
+	}
+	// Ten pages two seconds after the start.
+	if tp := s.Stats().Throughput; tp.Current != 5 || tp.Average != 5 || tp.Peak != 5 {
+		t.Fatalf("after 2 s: %+v", tp)
+	}
+	// Twenty seconds later the window is empty; the peak stays.
+	clk.Advance(20 * time.Second)
+	if tp := s.Stats().Throughput; tp.Current != 0 || tp.Average != 10.0/22 || tp.Peak != 5 {
+		t.Fatalf("after 22 s: %+v", tp)
 	}
 }

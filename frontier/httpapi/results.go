@@ -273,7 +273,7 @@ func (s *Server) record(worker string, l *frontier.Lease, r *Result, o frontier.
 	}
 	if r.HTTPStatus > 0 {
 		c.urls.Fetched++
-		c.rate.add(now, 1)
+		c.rate.add(now, c.started, 1)
 	}
 	c.bytes += r.Bytes
 	switch outcome {

@@ -139,42 +139,39 @@ func (c *counters) blockedUntil(host string, now time.Time) time.Time {
 	return time.Time{}
 }
 
-// rate counts fetches per second over the last minute, for the current
-// (last ten complete seconds) and peak throughput.
+// rate counts fetches per second over the last minute, for the current and
+// peak throughput.
 type rate struct {
 	secs  [64]int64
 	stamp [64]int64 // the Unix second each slot holds
 	peak  float64
-	last  int64 // latest second recorded
 }
 
 const rateWindow = 10 // seconds in Throughput.Current
 
-func (r *rate) add(now time.Time, n int64) {
+func (r *rate) add(now, started time.Time, n int64) {
 	sec := now.Unix()
-	if sec > r.last {
-		// A new second began: the window that just closed may be the
-		// peak.
-		r.peak = max(r.peak, r.currentAt(sec))
-		r.last = sec
-	}
 	i := sec & 63
 	if r.stamp[i] != sec {
 		r.stamp[i], r.secs[i] = sec, 0
 	}
 	r.secs[i] += n
+	r.peak = max(r.peak, r.current(now, started))
 }
 
-// currentAt is the mean rate over the rateWindow complete seconds before
-// second sec.
-func (r *rate) currentAt(sec int64) float64 {
+// current is the rate over the last rateWindow seconds (the current second
+// included), or over the time since started when that is shorter, but never
+// over less than a second, so the first fetches do not read as a burst.
+func (r *rate) current(now, started time.Time) float64 {
+	sec := now.Unix()
 	var sum int64
-	for s := sec - rateWindow; s < sec; s++ {
+	for s := sec - rateWindow + 1; s <= sec; s++ {
 		if i := s & 63; r.stamp[i] == s {
 			sum += r.secs[i]
 		}
 	}
-	return float64(sum) / rateWindow
+	span := min(max(now.Sub(started).Seconds(), 1), rateWindow)
+	return float64(sum) / span
 }
 
 // snapshot returns the dashboard Snapshot at now.
@@ -193,7 +190,7 @@ func (s *Server) snapshot(now time.Time) Stats {
 	for _, n := range c.bands {
 		snap.URLs.Queued += n
 	}
-	cur := c.rate.currentAt(now.Unix())
+	cur := c.rate.current(now, c.started)
 	c.rate.peak = max(c.rate.peak, cur)
 	snap.Throughput.Current = cur
 	snap.Throughput.Peak = c.rate.peak

@@ -1,0 +1,277 @@
+package dashboard_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/crawlkit/crawlkit/crawltest"
+	"github.com/crawlkit/crawlkit/dashboard"
+	"github.com/crawlkit/crawlkit/extract"
+	"github.com/crawlkit/crawlkit/frontier/httpapi"
+	"github.com/crawlkit/crawlkit/robots"
+	"github.com/crawlkit/crawlkit/simhash"
+	"github.com/crawlkit/crawlkit/trap"
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// chromium finds the browser, or skips the test (fails it under CI=true).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("Chromium is required under CI=true (apt-get install chromium)")
+	}
+	t.Skip("no Chromium on this machine")
+	return ""
+}
+
+// crawl runs a worker against the service until ctx is done: lease, fetch
+// from the synthetic web, extract links, submit them, settle.
+func crawl(ctx context.Context, c *httpapi.Client, hc *http.Client, id string) {
+	for ctx.Err() == nil {
+		l, err := c.Next(ctx, id, 4, 200*time.Millisecond)
+		if err != nil || len(l.URLs) == 0 {
+			continue
+		}
+		var results []httpapi.Result
+		for _, u := range l.URLs {
+			start := time.Now()
+			res := httpapi.Result{URL: u.URL, Status: httpapi.ResultError, ErrorKind: httpapi.KindNetwork}
+			req, _ := http.NewRequestWithContext(ctx, "GET", u.URL, nil)
+			req.Header.Set("User-Agent", "crawlkit/1.0")
+			resp, err := hc.Do(req)
+			if err != nil {
+				res.Error = err.Error()
+				results = append(results, res)
+				continue
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			res.HTTPStatus, res.DurationMS, res.Bytes = resp.StatusCode, time.Since(start).Milliseconds(), int64(len(body))
+			if resp.StatusCode/100 != 2 {
+				res.ErrorKind, res.Error = httpapi.KindHTTP, resp.Status
+				results = append(results, res)
+				continue
+			}
+			res.Status, res.ErrorKind = httpapi.ResultSuccess, ""
+			sum := sha256.Sum256(body)
+			res.ContentHash = "sha256:" + hex.EncodeToString(sum[:8])
+			if doc, err := extract.ExtractBytes(body, u.URL, resp.Header); err == nil {
+				res.SimHash = strconv.FormatUint(simhash.Fingerprint(doc.Text), 16)
+				var links []httpapi.SubmitURL
+				for _, ln := range doc.Links {
+					if h, err := urlnorm.HostOf(ln.URL); err == nil && ln.Kind == extract.KindA && ln.Follow && strings.HasSuffix(h, ".test") {
+						links = append(links, httpapi.SubmitURL{URL: ln.URL, SourceURL: u.URL, Depth: u.Depth + 1})
+					}
+				}
+				res.LinksFound = len(links)
+				if len(links) > 0 {
+					_, _ = c.Submit(ctx, httpapi.SubmitRequest{URLs: links})
+				}
+			}
+			results = append(results, res)
+		}
+		_, _ = c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, WorkerID: id, Results: results})
+	}
+}
+
+// TestBrowser drives headless Chromium against the dashboard of a frontier
+// service while two workers crawl the synthetic web through it: the numbers
+// and the chart must update live, and the analysis forms must answer. It
+// saves a screenshot (into testdata/dashboard.png when
+// CRAWLKIT_UPDATE_SCREENSHOT=1, for the README).
+func TestBrowser(t *testing.T) {
+	exe := chromium(t)
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	update := os.Getenv("CRAWLKIT_UPDATE_SCREENSHOT") == "1"
+	cfg := crawltest.Config{Hosts: 12, PagesPerHost: 40, LinksPerPage: 8, Seed: 5,
+		CrawlDelay: 300 * time.Millisecond, Latency: 15 * time.Millisecond}
+	if update {
+		// A crawl that is still going when the screenshot is taken.
+		cfg.Hosts, cfg.PagesPerHost = 24, 120
+	}
+	web, err := crawltest.NewWeb(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cache := robots.NewCache(robots.Config{Client: web.Client(), UserAgent: "crawlkit/1.0"})
+	svc, err := httpapi.New(httpapi.Config{Token: "t", Robots: cache, Traps: trap.New(trap.Config{}), Delay: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	api := httptest.NewServer(svc)
+	defer api.Close()
+	dash, err := dashboard.New(dashboard.Config{Source: svc.Snapshot, Analyzer: svc, Interval: 250 * time.Millisecond, Title: "crawlkit · crawltest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dash.Close()
+	page := httptest.NewServer(dash)
+	defer page.Close()
+
+	var seeds []httpapi.SubmitURL
+	for _, s := range web.Seeds() {
+		seeds = append(seeds, httpapi.SubmitURL{URL: s})
+	}
+	if _, err := svc.Submit(httpapi.SubmitRequest{URLs: seeds}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	client := httpapi.NewClient(api.URL, "t", nil)
+	for _, id := range []string{"worker-a", "worker-b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			crawl(ctx, client, web.Client(), id)
+		}()
+	}
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 1100),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	bctx, cancelTimeout := context.WithTimeout(bctx, 2*time.Minute)
+	defer cancelTimeout()
+
+	num := func(id string) int64 {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(s), ",", ""), 10, 64)
+		if err != nil {
+			t.Fatalf("#%s shows %q", id, s)
+		}
+		return n
+	}
+	points := func() int64 {
+		t.Helper()
+		n, err := chromedp.Run(bctx, chromedp.Evaluate[int64](`Number(document.getElementById("chart-info").dataset.points)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(page.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("chart")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("conn").textContent === "live"`, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Poll[chromedp.Void](`Number(document.getElementById("urls-fetched").textContent.replace(/,/g, "")) >= 5`, chromedp.WithPollingTimeout(60*time.Second)),
+	); err != nil {
+		t.Fatalf("page did not come alive: %v", err)
+	}
+	f1, p1 := num("urls-fetched"), points()
+	if server := svc.Stats().URLs.Fetched; f1 > server {
+		t.Fatalf("page shows %d fetched, more than the service's %d", f1, server)
+	}
+	// Live updates: more pages and more chart samples arrive without a
+	// reload.
+	waitMore := `Number(document.getElementById("urls-fetched").textContent.replace(/,/g, "")) > ` + strconv.FormatInt(f1, 10) +
+		` && Number(document.getElementById("chart-info").dataset.points) > ` + strconv.FormatInt(p1, 10)
+	if err := chromedp.Do(bctx, chromedp.Poll[chromedp.Void](waitMore, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("numbers or chart did not update (fetched %d, points %d): %v", f1, p1, err)
+	}
+	if f2 := num("urls-fetched"); f2 <= f1 || f2 > svc.Stats().URLs.Fetched {
+		t.Fatalf("fetched went from %d to %d (service: %d)", f1, f2, svc.Stats().URLs.Fetched)
+	}
+	if hosts := num("hosts-discovered"); hosts != int64(len(web.Seeds())) {
+		t.Errorf("page shows %d hosts, the web has %d", hosts, len(web.Seeds()))
+	}
+	// The chart has drawn a line: some pixel has the line's colour.
+	drawn, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(() => {
+		const c = document.getElementById("chart"), g = c.getContext("2d");
+		const d = g.getImageData(0, 0, c.width, c.height).data;
+		for (let i = 0; i < d.length; i += 4) if (d[i] === 0x4f && d[i+1] === 0xb3 && d[i+2] === 0xff) return true;
+		return false; })()`))
+	if err != nil || !drawn {
+		t.Fatalf("no throughput line on the chart (%v)", err)
+	}
+
+	// URL and host analysis.
+	seed := web.Seeds()[0]
+	host := crawltest.HostName(0)
+	if err := chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.ID("url-input"), seed),
+		chromedp.Click(chromedp.CSS("#url-form button")),
+		chromedp.WaitVisible(chromedp.ID("url-state")),
+		chromedp.SendKeys(chromedp.ID("host-input"), host),
+		chromedp.Click(chromedp.CSS("#host-form button")),
+		chromedp.WaitVisible(chromedp.ID("host-fetched")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	state, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("url-state")))
+	if err != nil || state != "fetched" {
+		t.Errorf("URL analysis of the seed says %q (%v)", state, err)
+	}
+	if n := num("host-fetched"); n < 1 {
+		t.Errorf("host analysis of %s says %d fetched", host, n)
+	}
+
+	if update {
+		// For the README: let the chart fill for twenty seconds first.
+		if err := chromedp.Do(bctx, chromedp.Poll[chromedp.Void](`Number(document.getElementById("chart-info").dataset.points) >= 80`,
+			chromedp.WithPollingTimeout(90*time.Second))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dashboard.png")
+	if update {
+		out = filepath.Join("testdata", "dashboard.png")
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d bytes); page showed %d then more fetched pages; chart had %d points", out, len(png), f1, points())
+}
