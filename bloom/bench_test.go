@@ -84,6 +84,44 @@ func BenchmarkTestAndAdd(b *testing.B) {
 			}
 		})
 	})
+	b.Run("crawlkit-key-parallel", func(b *testing.B) {
+		keys := make([]uint64, len(urls))
+		for i, u := range urls {
+			keys[i] = Key(u)
+		}
+		var next atomic.Uint64
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := next.Add(1 << 19)
+			for pb.Next() {
+				set.TestAndAddKey(keys[i&(1<<20-1)])
+				i++
+			}
+		})
+	})
+	// Controls: pure computation, one goroutine and parallel, showing how
+	// much parallelism the machine actually gave this run.
+	var sink atomic.Uint64
+	b.Run("control-cpu", func(b *testing.B) {
+		x := uint64(1)
+		for b.Loop() {
+			for j := 0; j < 20; j++ {
+				x = fmix64(x)
+			}
+		}
+		sink.Add(x)
+	})
+	b.Run("control-cpu-parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			x := uint64(1)
+			for pb.Next() {
+				for j := 0; j < 20; j++ {
+					x = fmix64(x)
+				}
+			}
+			sink.Add(x)
+		})
+	})
 	b.Run("bits-and-blooms-string", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			bf.TestAndAddString(urls[i&(1<<20-1)])

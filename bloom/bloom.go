@@ -136,7 +136,6 @@ type Set struct {
 	// unevenness of the split.
 	shardCap uint64
 	params   []stageParams // shapes of stages 0, 1, ...; fixed at creation
-	count    atomic.Uint64
 }
 
 // stageParams is the shape of stage i of every shard.
@@ -148,17 +147,26 @@ type stageParams struct {
 	k        uint32  // hash functions
 }
 
+// shard is one lock's worth of the set. Readers that only need a "seen"
+// answer check the bits without the lock: bits only ever go from 0 to 1,
+// so if all of a key's bits are set, the locked path would say the same.
+// Bits are therefore read with atomic loads and set with atomic ORs (plain
+// moves and one locked OR on amd64), and the stage list is replaced, never
+// modified, when the shard grows.
 type shard struct {
 	mu     sync.Mutex
-	stages []stage
-	_      [64 - 8 - 24]byte // keep neighbouring locks on separate cache lines
+	stages atomic.Pointer[[]*stage] // immutable list, replaced under mu
+	count  atomic.Uint64            // keys recorded as new; written under mu
+	_      [64 - 8 - 8 - 8]byte     // keep neighbouring locks on separate cache lines
 }
+
+func (sh *shard) list() []*stage { return *sh.stages.Load() }
 
 type stage struct {
 	words []uint64 // the bits of a bits-and-blooms bit set
 	m     uint64
 	k     uint32
-	count uint64 // keys added to this stage
+	count uint64 // keys added to this stage; guarded by the shard lock
 	limit uint64
 }
 
@@ -171,12 +179,11 @@ func New(opts Options) (*Set, error) {
 		return nil, err
 	}
 	for i := range s.shards {
-		s.shards[i].stages = []stage{s.newStage(0)}
+		s.shards[i].stages.Store(&[]*stage{s.newStage(0)})
 	}
 	if opts.Store != nil {
 		err := opts.Store.ForEach(func(key uint64) error {
 			s.addToFilter(key)
-			s.count.Add(1) // every stored key counts, filter positive or not
 			return nil
 		})
 		if err != nil {
@@ -239,10 +246,10 @@ func (s *Set) computeShape(i int) stageParams {
 	return stageParams{capacity: c, limit: c, rate: rate, m: uint64(m), k: uint32(k)}
 }
 
-func (s *Set) newStage(i int) stage {
+func (s *Set) newStage(i int) *stage {
 	sp := s.stageShape(i)
 	bs := bbloom.New(uint(sp.m), uint(sp.k)).BitSet()
-	return stage{words: bs.Words()[:sp.m/64], m: sp.m, k: sp.k, limit: sp.limit}
+	return &stage{words: bs.Words()[:sp.m/64], m: sp.m, k: sp.k, limit: sp.limit}
 }
 
 // hashes derives the two double-hashing values and the shard of key. The
@@ -285,7 +292,7 @@ func stageSeed(j int) uint64 { return uint64(j) * 0x9e3779b97f4a7c15 }
 func (st *stage) contains(h1, h2, seed uint64) bool {
 	for i := uint32(0); i < st.k; i++ {
 		l := location(h1, h2, seed, i, st.m)
-		if st.words[l>>6]&(1<<(l&63)) == 0 {
+		if atomic.LoadUint64(&st.words[l>>6])&(1<<(l&63)) == 0 {
 			return false
 		}
 	}
@@ -293,18 +300,30 @@ func (st *stage) contains(h1, h2, seed uint64) bool {
 }
 
 // testAndAdd sets the key's bits and reports whether all were already set.
+// The caller holds the shard lock; lock-free readers may run concurrently.
 func (st *stage) testAndAdd(h1, h2, seed uint64) bool {
 	present := true
 	w := st.words
 	for i := uint32(0); i < st.k; i++ {
 		l := location(h1, h2, seed, i, st.m)
 		bit := uint64(1) << (l & 63)
-		if w[l>>6]&bit == 0 {
+		if atomic.LoadUint64(&w[l>>6])&bit == 0 {
 			present = false
-			w[l>>6] |= bit
+			atomic.OrUint64(&w[l>>6], bit)
 		}
 	}
 	return present
+}
+
+// filterContains reports whether the key is in some stage of the shard.
+// It needs no lock.
+func filterContains(sh *shard, h1, h2 uint64) bool {
+	for j, st := range sh.list() {
+		if st.contains(h1, h2, stageSeed(j)) {
+			return true
+		}
+	}
+	return false
 }
 
 // filterTestAndAdd runs the filter half of TestAndAdd on a locked shard: it
@@ -312,19 +331,21 @@ func (st *stage) testAndAdd(h1, h2, seed uint64) bool {
 // and, if not, adds it to the newest stage, growing the shard when that
 // stage is full. The caller holds sh.mu.
 func (s *Set) filterTestAndAdd(sh *shard, h1, h2 uint64) (maybe bool) {
-	last := len(sh.stages) - 1
+	stages := sh.list()
+	last := len(stages) - 1
 	for j := 0; j < last; j++ {
-		if sh.stages[j].contains(h1, h2, stageSeed(j)) {
+		if stages[j].contains(h1, h2, stageSeed(j)) {
 			return true
 		}
 	}
-	st := &sh.stages[last]
+	st := stages[last]
 	if st.testAndAdd(h1, h2, stageSeed(last)) {
 		return true
 	}
 	st.count++
 	if st.count >= st.limit && last+1 < len(s.params) {
-		sh.stages = append(sh.stages, s.newStage(last+1))
+		grown := append(stages[:len(stages):len(stages)], s.newStage(last+1))
+		sh.stages.Store(&grown)
 	}
 	return false
 }
@@ -334,6 +355,7 @@ func (s *Set) addToFilter(key uint64) {
 	sh := s.shardOf(h1, h2)
 	sh.mu.Lock()
 	s.filterTestAndAdd(sh, h1, h2)
+	sh.count.Add(1) // every stored key counts, filter positive or not
 	sh.mu.Unlock()
 }
 
@@ -355,13 +377,16 @@ func (s *Set) TestAndAdd(url string) (seen bool, err error) {
 func (s *Set) TestAndAddKey(key uint64) (seen bool, err error) {
 	h1, h2 := hashes(key)
 	sh := s.shardOf(h1, h2)
+	if s.opts.Store == nil && filterContains(sh, h1, h2) {
+		return true, nil // the common case in a crawl: no lock, no writes
+	}
 	sh.mu.Lock()
 	maybe := s.filterTestAndAdd(sh, h1, h2)
 	if s.opts.Store == nil {
-		sh.mu.Unlock()
 		if !maybe {
-			s.count.Add(1)
+			sh.count.Add(1)
 		}
+		sh.mu.Unlock()
 		return maybe, nil
 	}
 	// The shard lock is held across the store calls so that the
@@ -379,7 +404,7 @@ func (s *Set) TestAndAddKey(key uint64) (seen bool, err error) {
 	if err := s.opts.Store.Add(key); err != nil {
 		return false, fmt.Errorf("bloom: store add: %w", err)
 	}
-	s.count.Add(1)
+	sh.count.Add(1)
 	return false, nil
 }
 
@@ -393,16 +418,7 @@ func (s *Set) Contains(url string) (bool, error) {
 // The answer has the same guarantees as TestAndAddKey's.
 func (s *Set) ContainsKey(key uint64) (bool, error) {
 	h1, h2 := hashes(key)
-	sh := s.shardOf(h1, h2)
-	sh.mu.Lock()
-	maybe := false
-	for j := range sh.stages {
-		if sh.stages[j].contains(h1, h2, stageSeed(j)) {
-			maybe = true
-			break
-		}
-	}
-	sh.mu.Unlock()
+	maybe := filterContains(s.shardOf(h1, h2), h1, h2)
 	if !maybe || s.opts.Store == nil {
 		return maybe, nil
 	}
@@ -416,7 +432,13 @@ func (s *Set) ContainsKey(key uint64) (bool, error) {
 // Len returns the number of keys recorded as new (with a store, the number
 // of keys in the store). Without a store it underestimates the distinct
 // keys offered by the number of false positives.
-func (s *Set) Len() uint64 { return s.count.Load() }
+func (s *Set) Len() uint64 {
+	var n uint64
+	for i := range s.shards {
+		n += s.shards[i].count.Load()
+	}
+	return n
+}
 
 // Stats describes a Set's shape and memory.
 type Stats struct {
@@ -442,16 +464,14 @@ func (s *Set) Stats() Stats {
 		Expected:          s.opts.Expected,
 		FalsePositiveRate: s.opts.FalsePositiveRate,
 		Shards:            len(s.shards),
-		Count:             s.count.Load(),
+		Count:             s.Len(),
 	}
 	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		for j := range sh.stages {
-			st.Bits += sh.stages[j].m
+		stages := s.shards[i].list()
+		for _, sg := range stages {
+			st.Bits += sg.m
 		}
-		st.Stages = max(st.Stages, len(sh.stages))
-		sh.mu.Unlock()
+		st.Stages = max(st.Stages, len(stages))
 	}
 	for j := 0; j < st.Stages; j++ {
 		sp := s.stageShape(j)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/crawlkit/crawlkit/urlnorm"
@@ -272,5 +273,47 @@ func TestKeyAgreesWithURLNorm(t *testing.T) {
 		if Key(u) != urlnorm.Key(u) {
 			t.Errorf("Key(%q) = %#x, urlnorm.Key = %#x", u, Key(u), urlnorm.Key(u))
 		}
+	}
+}
+
+// TestConcurrentGrowth races inserters of the same keys (so shards grow
+// while lock-free readers are checking bits) and checks that no key is
+// reported new twice and none is lost.
+func TestConcurrentGrowth(t *testing.T) {
+	s := mustNew(t, Options{Expected: 1000, FalsePositiveRate: 0.01})
+	const n, goroutines = 20_000, 4
+	wins := make([]atomic.Int32, n)
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				k := (i + g*n/goroutines) % n
+				seen, _ := s.TestAndAddKey(uint64(k))
+				if !seen {
+					wins[k].Add(1)
+				}
+				s.ContainsKey(uint64(n + i))
+			}
+		}(g)
+	}
+	wg.Wait()
+	total := 0
+	for k := range wins {
+		w := int(wins[k].Load())
+		if w > 1 {
+			t.Fatalf("key %d reported new %d times", k, w)
+		}
+		total += w
+		if ok, _ := s.ContainsKey(uint64(k)); !ok {
+			t.Fatalf("key %d lost", k)
+		}
+	}
+	if uint64(total) != s.Len() {
+		t.Fatalf("%d wins but Len %d", total, s.Len())
+	}
+	if st := s.Stats(); st.Stages < 4 || total < n*98/100 {
+		t.Fatalf("%d stages, %d of %d keys new", st.Stages, total, n)
 	}
 }

@@ -18,8 +18,8 @@ import (
 //	expected    uint64   Options.Expected (after defaults)
 //	fpRate      float64  Options.FalsePositiveRate (IEEE 754 bits)
 //	shards      uint32
-//	count       uint64   keys recorded as new
 //	then for each shard:
+//	  count     uint64   keys recorded as new in the shard
 //	  stages    uint32
 //	  then for each stage:
 //	    m       uint64   bits
@@ -56,7 +56,6 @@ func (s *Set) WriteTo(w io.Writer) (int64, error) {
 	hdr = binary.LittleEndian.AppendUint64(hdr, s.opts.Expected)
 	hdr = binary.LittleEndian.AppendUint64(hdr, math.Float64bits(s.opts.FalsePositiveRate))
 	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(s.shards)))
-	hdr = binary.LittleEndian.AppendUint64(hdr, s.count.Load())
 	cw.Write(hdr)
 	var copies []stage
 	var buf []byte
@@ -64,12 +63,15 @@ func (s *Set) WriteTo(w io.Writer) (int64, error) {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		copies = copies[:0]
-		for _, st := range sh.stages {
-			st.words = append([]uint64(nil), st.words...)
-			copies = append(copies, st)
+		count := sh.count.Load()
+		for _, st := range sh.list() {
+			c := *st
+			c.words = append([]uint64(nil), st.words...)
+			copies = append(copies, c)
 		}
 		sh.mu.Unlock()
-		buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(len(copies)))
+		buf = binary.LittleEndian.AppendUint64(buf[:0], count)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(copies)))
 		cw.Write(buf)
 		for _, st := range copies {
 			buf = binary.LittleEndian.AppendUint64(buf[:0], st.m)
@@ -130,7 +132,6 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 	expected := sr.u64()
 	rate := math.Float64frombits(sr.u64())
 	nShards := sr.u32()
-	count := sr.u64()
 	if sr.err != nil {
 		return nil, sr.fail("header")
 	}
@@ -141,8 +142,8 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 	if uint64(nShards) != uint64(len(s.shards)) {
 		return nil, fmt.Errorf("%w: %d shards, want %d for %d expected keys", ErrCorrupt, nShards, len(s.shards), expected)
 	}
-	s.count.Store(count)
 	for i := range s.shards {
+		count := sr.u64()
 		n := sr.u32()
 		if sr.err != nil {
 			return nil, sr.fail(fmt.Sprintf("shard %d", i))
@@ -150,7 +151,7 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 		if n == 0 || n > uint32(len(s.params)) {
 			return nil, fmt.Errorf("%w: shard %d has %d stages", ErrCorrupt, i, n)
 		}
-		stages := make([]stage, 0, n)
+		stages := make([]*stage, 0, n)
 		for j := 0; j < int(n); j++ {
 			sp := s.params[j]
 			m, k, c := sr.u64(), sr.u32(), sr.u64()
@@ -167,9 +168,10 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 			if sr.err != nil {
 				return nil, sr.fail(fmt.Sprintf("shard %d stage %d bits", i, j))
 			}
-			stages = append(stages, stage{words: words, m: m, k: k, count: c, limit: sp.limit})
+			stages = append(stages, &stage{words: words, m: m, k: k, count: c, limit: sp.limit})
 		}
-		s.shards[i].stages = stages
+		s.shards[i].stages.Store(&stages)
+		s.shards[i].count.Store(count)
 	}
 	want := sr.crc.Sum32()
 	got := sr.u32()

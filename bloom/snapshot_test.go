@@ -86,7 +86,7 @@ func TestSnapshotHostileHeader(t *testing.T) {
 	// A header claiming the largest allowed set (2^40 keys, about 1.3 TB
 	// of filter), followed by nothing: Load must fail on the missing data
 	// without allocating the claimed size.
-	hdr := snapshotOf(t, mustNew(t, Options{Expected: 1000}))[:40]
+	hdr := snapshotOf(t, mustNew(t, Options{Expected: 1000}))[:32]
 	hdr[12] = 0 // expected = 2^40, little-endian at offset 12
 	hdr[13] = 0
 	hdr[17] = 1
