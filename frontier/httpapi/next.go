@@ -95,6 +95,9 @@ func (s *Server) Next(ctx context.Context, worker string, n int, wait time.Durat
 		if closed {
 			return NextResponse{}, frontier.ErrClosed
 		}
+		if err := ctx.Err(); err != nil {
+			return NextResponse{}, err
+		}
 		now := s.cfg.Now()
 		s.pruneExpired(now)
 		resp, next, again, err := s.leaseBatch(ctx, worker, n, now)
@@ -130,6 +133,7 @@ type leased struct {
 	delay    time.Duration
 	ip       string
 	drop     bool // settled by the service, not handed out
+	orphan   bool // not handed out because the worker went away; left to expire
 }
 
 // leaseBatch takes up to n leases at now, checks them against robots.txt and
@@ -176,6 +180,13 @@ func (s *Server) leaseBatch(ctx context.Context, worker string, n int, now time.
 			again = true
 			continue
 		}
+		if it.orphan {
+			// Kept in the batch, whose expiry accounts for it, but
+			// never handed out.
+			b.items[it.l.URL] = it.l
+			b.expires = maxTime(b.expires, it.l.Expires)
+			continue
+		}
 		var m meta
 		if len(it.l.Meta) > 0 {
 			_ = json.Unmarshal(it.l.Meta, &m) // written by Submit; a bad record only loses the extras
@@ -186,25 +197,26 @@ func (s *Server) leaseBatch(ctx context.Context, worker string, n int, now time.
 			Robots: it.decision, CrawlDelayMS: it.delay.Milliseconds(),
 		})
 		b.items[it.l.URL] = it.l
-		if it.l.Expires.After(b.expires) {
-			b.expires = it.l.Expires
-		}
+		b.expires = maxTime(b.expires, it.l.Expires)
 	}
-	if len(resp.URLs) == 0 {
+	if len(b.items) == 0 {
 		return resp, next, again, nil
 	}
-	resp.LeaseID, resp.LeaseExpiresAt = b.id, b.expires
 	s.mu.Lock()
 	s.batches[b.id] = b
 	s.mu.Unlock()
 	c.mu.Lock()
 	wk := c.worker(worker, now)
-	wk.leased += int64(len(resp.URLs))
-	c.leased += int64(len(resp.URLs))
-	for _, u := range resp.URLs {
-		c.activeHosts[u.Host]++
+	wk.leased += int64(len(b.items))
+	c.leased += int64(len(b.items))
+	for _, l := range b.items {
+		c.activeHosts[l.Host]++
 	}
 	c.mu.Unlock()
+	if len(resp.URLs) == 0 {
+		return resp, next, again, nil
+	}
+	resp.LeaseID, resp.LeaseExpiresAt = b.id, b.expires
 	for _, u := range resp.URLs {
 		s.hist.Leased(u.URL)
 	}
@@ -244,7 +256,7 @@ func (s *Server) checkRobotsOne(ctx context.Context, it *leased, now time.Time) 
 		if ctx.Err() != nil {
 			// The worker went away: hand nothing out; the lease
 			// expires and the URL is queued again.
-			it.drop = true
+			it.orphan = true
 			return
 		}
 		it.decision = &dashboard.RobotsDecision{Allowed: true, Reason: "error", Error: err.Error()}
@@ -403,4 +415,11 @@ func (c *counters) releaseLocked(worker, host string) {
 	} else {
 		c.activeHosts[host]--
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
