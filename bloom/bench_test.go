@@ -99,6 +99,27 @@ func BenchmarkTestAndAdd(b *testing.B) {
 			}
 		})
 	})
+	// New keys: every operation takes the shard lock and sets bits, in a
+	// fresh set sized for 10M. Run with -benchtime=5000000x (or less) so
+	// that the set stays below its capacity.
+	b.Run("crawlkit-new-key", func(b *testing.B) {
+		fresh, _ := New(Options{Expected: benchN})
+		for i := uint64(0); b.Loop(); i++ {
+			fresh.TestAndAddKey(i)
+		}
+	})
+	b.Run("crawlkit-new-key-parallel", func(b *testing.B) {
+		fresh, _ := New(Options{Expected: benchN})
+		var next atomic.Uint64
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := next.Add(1 << 40)
+			for pb.Next() {
+				fresh.TestAndAddKey(i)
+				i++
+			}
+		})
+	})
 	// Controls: pure computation, one goroutine and parallel, showing how
 	// much parallelism the machine actually gave this run.
 	var sink atomic.Uint64
