@@ -30,7 +30,7 @@ func FingerprintHTML(r io.Reader) (uint64, error) {
 // decoded. A single token (tag or text run) over 4 MiB is an error.
 func (f *Fingerprinter) FingerprintHTML(r io.Reader) (uint64, error) {
 	var st textState
-	st.init(f.shingle())
+	st.init(f)
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxHTMLToken)
 	skip := 0 // depth inside skipped elements
@@ -72,7 +72,6 @@ func (st *textState) separate() {
 		st.tailLen = 0
 	}
 	if st.inToken {
-		st.inToken = false
 		st.endToken()
 	}
 }

@@ -15,11 +15,15 @@
 // Features are word shingles. The text is split into tokens, maximal runs
 // of Unicode letters and digits (a combining mark continues a token),
 // lower-cased rune by rune with unicode.ToLower; everything else
-// separates tokens. Each window of Shingle consecutive tokens (default 3)
+// separates tokens. A token of digits only is replaced by a placeholder
+// unless Fingerprinter.KeepNumbers is set: numbers (dates, counters,
+// edition numbers) are the commonest difference between near-duplicate
+// pages. Each window of Shingle consecutive tokens (default 3)
 // is one feature. All hashes are fixed and documented, so fingerprints are
 // stable across processes, platforms and releases:
 //
-//   - a token hashes to FNV-1a 64 of its lower-cased UTF-8 bytes;
+//   - a token hashes to FNV-1a 64 of its lower-cased UTF-8 bytes (the
+//     number placeholder to FNV-1a 64 of "#");
 //   - a shingle of tokens t1..tn hashes to fmix64(g) where g starts at the
 //     FNV-64 offset basis and g = (g XOR h(ti)) · FNV-64 prime for each
 //     token in order, and fmix64 is MurmurHash3's 64-bit finalizer (so
@@ -84,6 +88,13 @@ type Fingerprinter struct {
 	// MaxShingle; zero means DefaultShingle and larger values are clamped
 	// to MaxShingle.
 	Shingle int
+	// KeepNumbers makes tokens of digits only ("2024", "17") features in
+	// their own right. By default every such token is the same
+	// placeholder, so that the dates, counters, edition and version
+	// numbers that differ between otherwise identical pages do not
+	// separate them; tokens mixing letters and digits ("v2", "mp3") are
+	// always kept.
+	KeepNumbers bool
 }
 
 func (f *Fingerprinter) shingle() int {
@@ -99,7 +110,7 @@ func (f *Fingerprinter) shingle() int {
 // Fingerprint returns the fingerprint of text. It does not allocate.
 func (f *Fingerprinter) Fingerprint(text string) uint64 {
 	var st textState
-	st.init(f.shingle())
+	st.init(f)
 	st.writeString(text)
 	return st.sum()
 }
@@ -107,7 +118,7 @@ func (f *Fingerprinter) Fingerprint(text string) uint64 {
 // FingerprintBytes is Fingerprint for a byte slice.
 func (f *Fingerprinter) FingerprintBytes(text []byte) uint64 {
 	var st textState
-	st.init(f.shingle())
+	st.init(f)
 	st.writeBytes(text)
 	return st.sum()
 }
@@ -115,19 +126,22 @@ func (f *Fingerprinter) FingerprintBytes(text []byte) uint64 {
 // textState is a streaming fingerprint of text: tokens may span several
 // write calls. It lives on the caller's stack.
 type textState struct {
-	acc      counter
-	last     [MaxShingle]uint64 // hashes of the last tokens, newest at the end
-	w        int                // shingle size
-	n        int                // tokens completed
-	h        uint64             // hash of the token being read
-	inToken  bool
-	utf8Tail [utf8.UTFMax]byte // a rune split across writeBytes calls
-	tailLen  int
-	trace    *[]uint64 // tests: records token hashes when not nil
+	acc         counter
+	last        [MaxShingle]uint64 // hashes of the last tokens, newest at the end
+	w           int                // shingle size
+	n           int                // tokens completed
+	h           uint64             // hash of the token being read
+	inToken     bool
+	alpha       bool // the token has a character that is not a digit
+	keepNumbers bool
+	utf8Tail    [utf8.UTFMax]byte // a rune split across writeBytes calls
+	tailLen     int
+	trace       *[]uint64 // tests: records token hashes when not nil
 }
 
-func (st *textState) init(w int) {
-	st.w = w
+func (st *textState) init(f *Fingerprinter) {
+	st.w = f.shingle()
+	st.keepNumbers = f != nil && f.KeepNumbers
 	st.h = fnvOffset
 }
 
@@ -145,7 +159,9 @@ var asciiClass = func() (t [128]byte) {
 }()
 
 func (st *textState) writeString(s string) {
-	h, in := st.h, st.inToken
+	// The token state lives in locals in the ASCII loop and is synced
+	// with st around the rarer calls that need it.
+	h, in, alpha := st.h, st.inToken, st.alpha
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -153,18 +169,21 @@ func (st *textState) writeString(s string) {
 			if l := asciiClass[c]; l != 0 {
 				h = (h ^ uint64(l)) * fnvPrime
 				in = true
+				alpha = alpha || l > '9'
 			} else if in {
-				st.h = h
+				st.h, st.alpha = h, alpha
 				st.endToken()
-				h, in = fnvOffset, false
+				h, in, alpha = fnvOffset, false, false
 			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		h, in = st.rune(r, h, in)
+		st.h, st.inToken, st.alpha = h, in, alpha
+		st.rune(r)
+		h, in, alpha = st.h, st.inToken, st.alpha
 	}
-	st.h, st.inToken = h, in
+	st.h, st.inToken, st.alpha = h, in, alpha
 }
 
 func (st *textState) writeBytes(b []byte) {
@@ -176,7 +195,7 @@ func (st *textState) writeBytes(b []byte) {
 		if utf8.FullRune(st.utf8Tail[:st.tailLen]) || st.tailLen == utf8.UTFMax {
 			r, _ := utf8.DecodeRune(st.utf8Tail[:st.tailLen])
 			st.tailLen = 0
-			st.h, st.inToken = st.rune(r, st.h, st.inToken)
+			st.rune(r)
 		}
 	}
 	// Hold back an incomplete rune at the end.
@@ -194,25 +213,36 @@ func (st *textState) writeBytes(b []byte) {
 }
 
 // rune handles one non-ASCII rune.
-func (st *textState) rune(r rune, h uint64, in bool) (uint64, bool) {
-	if unicode.IsLetter(r) || unicode.IsDigit(r) || (in && unicode.IsMark(r)) {
+func (st *textState) rune(r rune) {
+	if digit := unicode.IsDigit(r); digit || unicode.IsLetter(r) || (st.inToken && unicode.IsMark(r)) {
 		var buf [utf8.UTFMax]byte
 		n := utf8.EncodeRune(buf[:], unicode.ToLower(r))
+		h := st.h
 		for _, b := range buf[:n] {
 			h = (h ^ uint64(b)) * fnvPrime
 		}
-		return h, true
+		st.h, st.inToken, st.alpha = h, true, st.alpha || !digit
+		return
 	}
-	if in {
-		st.h = h
+	if st.inToken {
 		st.endToken()
 	}
-	return fnvOffset, false
 }
 
-// endToken completes the token whose hash is st.h and emits the shingle
-// it completes.
+// numberHash is the hash of every all-digit token unless KeepNumbers is
+// set: FNV-1a 64 of "#", which no token can be.
+func numberHash() uint64 {
+	h := uint64(fnvOffset)
+	return (h ^ '#') * fnvPrime
+}
+
+// endToken completes the token whose hash is st.h, emits the shingle it
+// completes, and resets the token state.
 func (st *textState) endToken() {
+	if !st.alpha && !st.keepNumbers {
+		st.h = numberHash()
+	}
+	st.inToken, st.alpha = false, false
 	if st.trace != nil {
 		*st.trace = append(*st.trace, st.h)
 	}
@@ -236,7 +266,6 @@ func (st *textState) shingleHash(k int) uint64 {
 
 func (st *textState) sum() uint64 {
 	if st.inToken {
-		st.inToken = false
 		st.endToken()
 	}
 	if st.tailLen > 0 { // an incomplete rune at the very end separates
