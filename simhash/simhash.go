@@ -187,16 +187,26 @@ func (st *textState) writeString(s string) {
 }
 
 func (st *textState) writeBytes(b []byte) {
-	// Complete a rune split by the previous call.
+	// Complete a rune split by the previous call. If the bytes turn out
+	// not to be one valid rune, the bytes after the first are processed
+	// again, exactly as a whole-string decode would see them.
 	for st.tailLen > 0 && len(b) > 0 {
 		st.utf8Tail[st.tailLen] = b[0]
 		st.tailLen++
 		b = b[1:]
-		if utf8.FullRune(st.utf8Tail[:st.tailLen]) || st.tailLen == utf8.UTFMax {
-			r, _ := utf8.DecodeRune(st.utf8Tail[:st.tailLen])
+		if utf8.FullRune(st.utf8Tail[:st.tailLen]) {
+			var rest [utf8.UTFMax]byte
+			r, size := utf8.DecodeRune(st.utf8Tail[:st.tailLen])
+			n := copy(rest[:], st.utf8Tail[size:st.tailLen])
 			st.tailLen = 0
 			st.rune(r)
+			if n > 0 {
+				st.writeBytes(rest[:n]) // at most 3 bytes: bounded recursion
+			}
 		}
+	}
+	if st.tailLen > 0 {
+		return // b was used up completing the tail, which is still open
 	}
 	// Hold back an incomplete rune at the end.
 	end := len(b)
