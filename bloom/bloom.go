@@ -38,8 +38,10 @@
 //
 // TestAndAdd is atomic: of several goroutines adding the same URL at the
 // same time, exactly one is told it is new. A Set is split into shards by
-// key, each with its own lock and its own stages, so goroutines on
-// different cores rarely contend.
+// key, each with its own lock and its own stages. A URL already present is
+// answered without taking the lock (bits only ever go from 0 to 1), so the
+// common case in a crawl, a link to a page already seen, scales across
+// cores; a new URL takes its shard's lock.
 //
 // # Snapshots
 //

@@ -223,8 +223,8 @@ func (ix *Index) AppendNear(dst []Match, fp uint64) []Match {
 	return dst
 }
 
-// Has reports whether some stored fingerprint is within K bits of fp,
-// without allocating.
+// Has reports whether some stored fingerprint is within K bits of fp. It
+// allocates only when several entries match.
 func (ix *Index) Has(fp uint64) bool {
 	var buf [1]Match
 	return len(ix.AppendNear(buf[:0], fp)) > 0

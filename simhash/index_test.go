@@ -299,3 +299,11 @@ func TestMaxTables(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexHas(t *testing.T) {
+	ix, _ := NewIndex(Options{})
+	ix.Add(0xff00ff00ff00ff00, 1)
+	if !ix.Has(0xff00ff00ff00ff07) || ix.Has(0xff00ff00ff00ff0f) {
+		t.Fatal("Has disagrees with distance 3 / 4")
+	}
+}
