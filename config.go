@@ -1,0 +1,357 @@
+package crawlkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/robots"
+	"github.com/crawlkit/crawlkit/trap"
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// ErrConfig is wrapped by every error New returns for an unusable Config.
+var ErrConfig = errors.New("crawlkit: invalid config")
+
+// Scope says which discovered URLs a crawl follows.
+type Scope int
+
+const (
+	// ScopeSameHost follows links to the hosts of the seeds only (the
+	// default).
+	ScopeSameHost Scope = iota
+	// ScopeSameDomain follows links to any host under the registrable
+	// domains of the seeds (www.example.com and blog.example.com for a
+	// seed on example.com).
+	ScopeSameDomain
+	// ScopeAny follows links to any host.
+	ScopeAny
+)
+
+// String returns the scope's flag name: "host", "domain" or "any".
+func (s Scope) String() string {
+	switch s {
+	case ScopeSameHost:
+		return "host"
+	case ScopeSameDomain:
+		return "domain"
+	case ScopeAny:
+		return "any"
+	}
+	return fmt.Sprintf("Scope(%d)", int(s))
+}
+
+// ParseScope parses a scope's flag name ("host", "domain", "any").
+func ParseScope(s string) (Scope, error) {
+	switch strings.ToLower(s) {
+	case "host", "":
+		return ScopeSameHost, nil
+	case "domain":
+		return ScopeSameDomain, nil
+	case "any":
+		return ScopeAny, nil
+	}
+	return 0, fmt.Errorf("%w: unknown scope %q (want host, domain or any)", ErrConfig, s)
+}
+
+// CrawlDelayPolicy says what to do with a host whose robots.txt asks for a
+// Crawl-delay longer than Config.MaxCrawlDelay.
+type CrawlDelayPolicy int
+
+const (
+	// CapCrawlDelay crawls the host at MaxCrawlDelay (the default).
+	CapCrawlDelay CrawlDelayPolicy = iota
+	// SkipSlowHosts does not crawl the host at all; its URLs are settled
+	// as blocked by robots.txt.
+	SkipSlowHosts
+)
+
+// Config configures a Crawler. Only UserAgent and Seeds are required; every
+// zero field takes a safe, polite default: robots.txt obeyed, one request
+// per second and one connection per host, private addresses refused, bodies
+// limited to 10 MiB.
+type Config struct {
+	// UserAgent identifies the crawler on every request. It must start
+	// with a product token (letters, digits, '-' and '_') that robots.txt
+	// groups are matched against, and should give a contact, for example
+	// "examplebot/1.0 (+https://example.com/bot)".
+	UserAgent string
+	// Seeds are the URLs the crawl starts from (depth 0).
+	Seeds []string
+
+	// Scope limits which hosts are followed; ScopeFunc, if set, replaces
+	// it and is called for every normalized candidate URL.
+	Scope     Scope
+	ScopeFunc func(u *url.URL) bool
+	// MaxDepth is the most links followed from a seed; 0 means no limit.
+	MaxDepth int
+	// MaxPages stops the crawl after this many pages were fetched; 0
+	// means no limit.
+	MaxPages int
+	// Workers is the number of pages fetched at once (default 16). The
+	// frontier gives each worker a different host, so more workers than
+	// hosts adds nothing.
+	Workers int
+
+	// Delay is the least time between two requests to one host (default
+	// 1 s). A robots.txt Crawl-delay or a slow server raises it per host.
+	Delay time.Duration
+	// MaxConnsPerHost is the most requests in flight to one host
+	// (default 1).
+	MaxConnsPerHost int
+	// MaxCrawlDelay caps a robots.txt Crawl-delay (default 30 s); what
+	// happens above it is CrawlDelayPolicy's choice.
+	MaxCrawlDelay    time.Duration
+	CrawlDelayPolicy CrawlDelayPolicy
+
+	// DangerouslyIgnoreRobotsTxt turns robots.txt off. Crawling sites
+	// against their operators' wishes gets crawlers blocked and can be
+	// unlawful; set it only for sites you control.
+	DangerouslyIgnoreRobotsTxt bool
+	// RobotsRetries is how many times a URL whose host's robots.txt is
+	// unreachable (5xx, 429, network error: all of the host is disallowed,
+	// RFC 9309 §2.3.1.3) is put back to wait for the next robots.txt
+	// fetch before it is dropped (default 3; negative: dropped at once).
+	RobotsRetries int
+	// FollowNofollow follows links of pages marked nofollow (meta robots
+	// or X-Robots-Tag) and links marked rel=nofollow. By default they are
+	// not followed.
+	FollowNofollow bool
+	// SkipDuplicateLinks does not follow the links of pages whose content
+	// is a near-duplicate of a page already fetched. By default they are
+	// followed.
+	SkipDuplicateLinks bool
+	// NearDuplicateBits is the SimHash distance at or under which a page
+	// is a near-duplicate of an earlier one (default 3, at most 4;
+	// negative turns near-duplicate detection off).
+	NearDuplicateBits int
+	// SitemapSeeds also seeds the crawl with the page URLs of the sitemaps
+	// listed in the seeds' robots.txt files.
+	SitemapSeeds bool
+	// MediaTypes lists the content types of media links (images, video,
+	// audio, documents found in img, source, video, audio, embed and
+	// object elements) to fetch, such as "image/*" or "application/pdf".
+	// Media links are always recorded on the Page; by default none is
+	// fetched. MaxMediaBytes bounds a media body (default 50 MiB).
+	MediaTypes    []string
+	MaxMediaBytes int64
+
+	// MaxBodyBytes bounds an HTML page (default 10 MiB); longer pages are
+	// truncated and marked so.
+	MaxBodyBytes int64
+	// AllowPrivate lets the address guard pass these prefixes, for
+	// intranet crawls and local test webs. The guard refuses loopback,
+	// private, link-local and other non-public addresses otherwise.
+	AllowPrivate []netip.Prefix
+	// DialContext, if set, makes every connection (for example crawltest's
+	// Web.DialContext, which routes virtual hosts to a local server).
+	DialContext fetch.DialFunc
+	// Header holds extra request headers sent with every request.
+	Header http.Header
+
+	// DataDir, if set, keeps the crawl's state (frontier, seen URLs,
+	// fingerprints, robots.txt files) in a Pebble store in that directory,
+	// so a crawl survives a crash and a later Run with the same DataDir
+	// resumes it. Empty keeps everything in memory.
+	DataDir string
+	// ExpectedURLs sizes the seen-URL set (default 1 million); it grows
+	// past that without losing precision.
+	ExpectedURLs uint64
+
+	// Queue, if set, is the frontier the crawl leases from, instead of a
+	// frontier.Frontier of the Crawler's own (see Queue). It lets several
+	// crawler processes share one crawl. The caller closes it after Run.
+	Queue Queue
+	// Politeness, if set, is the per-host politeness model the fetcher
+	// records into and the frontier schedules by; pass the same one to a
+	// shared Queue. Nil makes one from Delay, MaxConnsPerHost and
+	// MaxCrawlDelay.
+	Politeness *fetch.Politeness
+
+	// RetryBackoff is the wait before the first retry of a URL whose
+	// fetch failed transiently (network error, 5xx, 429 without
+	// Retry-After) or whose Handler failed; it doubles with each attempt
+	// up to an hour. Zero means 30 s. MaxAttempts bounds the attempts of
+	// a URL (default 5).
+	RetryBackoff time.Duration
+	MaxAttempts  int
+
+	// Prioritizer orders the frontier (default breadth first by depth).
+	Prioritizer frontier.Prioritizer
+	// Recrawl, if set, schedules successful pages to be fetched again
+	// (frontier.FixedInterval, frontier.Adaptive); Run then never drains
+	// and returns when ctx is done or MaxPages is reached.
+	Recrawl frontier.Schedule
+	// Trap configures spider-trap detection.
+	Trap trap.Config
+
+	// Handler is called for every fetched page, from the worker that
+	// fetched it. An error puts the URL back to be fetched again later
+	// (up to the frontier's attempt limit), so a failing store loses
+	// nothing.
+	Handler Handler
+	// Sink, if set, receives every fetch as well, after Handler (for
+	// example a WARCSink).
+	Sink Sink
+
+	// Logger receives warnings (store errors, dropped URLs); nil discards
+	// them.
+	Logger *slog.Logger
+	// Now is the crawler's clock; nil means time.Now.
+	Now func() time.Time
+	// ShutdownGrace is how long pages already being fetched when ctx is
+	// cancelled may take to finish (default 10 s); after it their leases
+	// are left to expire and are fetched again by the next Run.
+	ShutdownGrace time.Duration
+}
+
+// Handler receives fetched pages.
+type Handler func(ctx context.Context, p *Page) error
+
+// Defaults applied by New.
+const (
+	DefaultWorkers       = 16
+	DefaultDelay         = time.Second
+	DefaultMaxCrawlDelay = 30 * time.Second
+	DefaultRobotsRetries = 3
+	DefaultMaxMediaBytes = 50 << 20
+	DefaultMaxBodyBytes  = 10 << 20
+	DefaultExpectedURLs  = 1 << 20
+	DefaultShutdownGrace = 10 * time.Second
+)
+
+// withDefaults returns c with zero fields set to their defaults, or an
+// error naming the first unusable field.
+func (c Config) withDefaults() (Config, error) {
+	if c.UserAgent == "" {
+		return c, fmt.Errorf("%w: UserAgent is required (name the crawler and a contact, e.g. \"examplebot/1.0 (+https://example.com/bot)\")", ErrConfig)
+	}
+	if !robots.ValidProductToken(productToken(c.UserAgent)) {
+		return c, fmt.Errorf("%w: UserAgent %q does not start with a robots.txt product token (letters, digits, '-' and '_')", ErrConfig, c.UserAgent)
+	}
+	if len(c.Seeds) == 0 {
+		return c, fmt.Errorf("%w: no Seeds", ErrConfig)
+	}
+	if c.Scope < ScopeSameHost || c.Scope > ScopeAny {
+		return c, fmt.Errorf("%w: unknown Scope %d", ErrConfig, int(c.Scope))
+	}
+	if c.MaxDepth < 0 || c.MaxPages < 0 || c.Workers < 0 || c.MaxConnsPerHost < 0 {
+		return c, fmt.Errorf("%w: MaxDepth, MaxPages, Workers and MaxConnsPerHost must not be negative", ErrConfig)
+	}
+	if c.Delay < 0 || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 {
+		return c, fmt.Errorf("%w: Delay, MaxCrawlDelay and RetryBackoff must not be negative", ErrConfig)
+	}
+	if c.MaxAttempts < 0 || c.MaxAttempts > 255 {
+		return c, fmt.Errorf("%w: MaxAttempts %d is outside 0..255", ErrConfig, c.MaxAttempts)
+	}
+	if c.NearDuplicateBits > 4 {
+		return c, fmt.Errorf("%w: NearDuplicateBits %d is above 4", ErrConfig, c.NearDuplicateBits)
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Delay == 0 {
+		c.Delay = DefaultDelay
+	}
+	if c.MaxConnsPerHost == 0 {
+		c.MaxConnsPerHost = 1
+	}
+	if c.MaxCrawlDelay == 0 {
+		c.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+	if c.RobotsRetries == 0 {
+		c.RobotsRetries = DefaultRobotsRetries
+	}
+	if c.NearDuplicateBits == 0 {
+		c.NearDuplicateBits = 3
+	}
+	if c.MaxMediaBytes <= 0 {
+		c.MaxMediaBytes = DefaultMaxMediaBytes
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.ExpectedURLs == 0 {
+		c.ExpectedURLs = DefaultExpectedURLs
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, mt := range c.MediaTypes {
+		if !strings.Contains(mt, "/") {
+			return c, fmt.Errorf("%w: media type %q is not of the form type/subtype or type/*", ErrConfig, mt)
+		}
+	}
+	return c, nil
+}
+
+// productToken returns the robots.txt product token of a User-Agent: its
+// leading run of letters, digits, '-' and '_' (RFC 9309 §2.2.1).
+func productToken(ua string) string {
+	end := 0
+	for end < len(ua) {
+		c := ua[end]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			end++
+			continue
+		}
+		break
+	}
+	return ua[:end]
+}
+
+// scopeFilter decides whether a normalized URL is in the crawl's scope.
+type scopeFilter struct {
+	scope   Scope
+	fn      func(*url.URL) bool
+	hosts   map[string]bool
+	domains map[string]bool
+}
+
+func newScopeFilter(c Config, seeds []*url.URL) *scopeFilter {
+	f := &scopeFilter{scope: c.Scope, fn: c.ScopeFunc, hosts: map[string]bool{}, domains: map[string]bool{}}
+	for _, u := range seeds {
+		h := urlnorm.Host(u)
+		f.hosts[h] = true
+		if d, err := urlnorm.RegistrableDomain(u.Hostname()); err == nil {
+			f.domains[d] = true
+		} else {
+			// An IP address or a bare public suffix: the host is its own
+			// domain.
+			f.domains[u.Hostname()] = true
+		}
+	}
+	return f
+}
+
+func (f *scopeFilter) allows(u *url.URL) bool {
+	if f.fn != nil {
+		return f.fn(u)
+	}
+	switch f.scope {
+	case ScopeAny:
+		return true
+	case ScopeSameDomain:
+		d, err := urlnorm.RegistrableDomain(u.Hostname())
+		if err != nil {
+			d = u.Hostname()
+		}
+		return f.domains[d]
+	default:
+		return f.hosts[urlnorm.Host(u)]
+	}
+}

@@ -1,0 +1,949 @@
+package crawlkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawlkit/crawlkit/bloom"
+	"github.com/crawlkit/crawlkit/extract"
+	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/robots"
+	"github.com/crawlkit/crawlkit/simhash"
+	"github.com/crawlkit/crawlkit/sitemap"
+	"github.com/crawlkit/crawlkit/storage/pebble"
+	"github.com/crawlkit/crawlkit/trap"
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// ErrAlreadyRun is returned by a second call of Run: a Crawler runs once
+// (make a new one on the same DataDir to resume).
+var ErrAlreadyRun = errors.New("crawlkit: Run called twice")
+
+// errOutOfScope is returned by the redirect check for a target outside the
+// crawl's scope.
+var errOutOfScope = errors.New("crawlkit: redirect target out of scope")
+
+// errRobots is returned by the redirect check for a target robots.txt does
+// not allow.
+var errRobots = errors.New("crawlkit: redirect target disallowed by robots.txt")
+
+// maxDuplicateURLs bounds the fingerprint-id-to-URL map that names the page
+// a near-duplicate duplicates.
+const maxDuplicateURLs = 1 << 20
+
+// Queue is the frontier a Crawler leases URLs from. *frontier.Frontier is
+// the local implementation, which the Crawler builds for itself unless
+// Config.Queue is set; a shared Queue (storage/postgres, storage/redis) lets
+// several crawler processes work on one crawl.
+//
+// A Queue must drop URLs it already holds or has finished, atomically, so
+// that concurrent Adds of one URL from several processes queue it once: the
+// Crawler's own seen set only filters URLs this process has added before.
+// NextAt must report a zero time only when nothing is queued and nothing is
+// leased by any process, so that every process sees the end of the crawl.
+type Queue interface {
+	Add(entries ...frontier.Entry) error
+	Next(ctx context.Context) (*frontier.Lease, error)
+	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
+	Done(l *frontier.Lease, o frontier.Outcome) error
+	BlockHost(host string, until time.Time)
+	Stats() frontier.Stats
+}
+
+// Crawler crawls from a set of seeds with the crawlkit packages: it leases
+// URLs from the frontier, checks robots.txt, fetches, extracts links and
+// text, detects near-duplicates, hands pages to the Handler and feeds links
+// back through normalization, trap detection, scope and the seen set.
+//
+// Create one with New and call Run once. Stats, StatsHandler and
+// MetricsHandler may be used while it runs.
+type Crawler struct {
+	cfg   Config
+	token string
+	seeds []*url.URL
+	scope *scopeFilter
+	stats *counters
+
+	started atomic.Pointer[time.Time]
+	ran     atomic.Bool
+
+	// Set up by Run.
+	db            *pebble.DB
+	front         Queue
+	ownFront      *frontier.Frontier // the frontier the Crawler made, to close
+	fetcher       *fetch.Fetcher
+	mediaFetcher  *fetch.Fetcher
+	robotsFetcher *fetch.Fetcher
+	robots        *robots.Cache
+	seen          *bloom.Set
+	seenStore     bloom.Store
+	index         *simhash.Index
+	traps         *trap.Detector
+	extractor     extract.Options
+
+	pagesStarted atomic.Int64
+	busy         atomic.Int64
+	wake         chan struct{}
+
+	dupMu   sync.Mutex
+	dupURLs map[uint64]string
+
+	blockedMu    sync.Mutex
+	blockedHosts map[string]bool
+}
+
+// New checks cfg and returns a Crawler. It does no I/O: stores are opened
+// and seeds queued by Run.
+func New(cfg Config) (*Crawler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	seeds := make([]*url.URL, 0, len(cfg.Seeds))
+	for _, s := range cfg.Seeds {
+		n, err := urlnorm.Normalize(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: seed %q: %w", ErrConfig, s, err)
+		}
+		u, err := url.Parse(n)
+		if err != nil {
+			return nil, fmt.Errorf("%w: seed %q: %w", ErrConfig, s, err)
+		}
+		seeds = append(seeds, u)
+	}
+	return &Crawler{
+		cfg:          cfg,
+		extractor:    extract.Options{UserAgent: productToken(cfg.UserAgent)},
+		token:        productToken(cfg.UserAgent),
+		seeds:        seeds,
+		scope:        newScopeFilter(cfg, seeds),
+		stats:        newCounters(),
+		wake:         make(chan struct{}, 1),
+		dupURLs:      map[uint64]string{},
+		blockedHosts: map[string]bool{},
+	}, nil
+}
+
+// Stats returns a snapshot of the crawl's progress.
+func (cr *Crawler) Stats() Stats {
+	now := cr.cfg.Now()
+	started := now
+	if p := cr.started.Load(); p != nil {
+		started = *p
+	}
+	var queued int64
+	if cr.front != nil && cr.ran.Load() {
+		fs := cr.front.Stats()
+		queued = int64(fs.InMemory + fs.Leased)
+	}
+	return cr.stats.snapshot(started, now, queued, cr.cfg.Workers)
+}
+
+// Run crawls until the frontier is drained (nothing queued, nothing being
+// fetched), MaxPages pages were fetched, or ctx is done. On return every
+// goroutine it started has stopped and the stores are flushed and closed.
+// Pages being fetched when ctx is cancelled get ShutdownGrace to finish; with
+// a DataDir, a later Run resumes where this one stopped. Run returns nil when
+// the crawl ended by itself or by MaxPages, and ctx's error when ctx ended it.
+func (cr *Crawler) Run(ctx context.Context) (err error) {
+	if !cr.ran.CompareAndSwap(false, true) {
+		return ErrAlreadyRun
+	}
+	now := cr.cfg.Now()
+	cr.started.Store(&now)
+	if err := cr.open(); err != nil {
+		cr.closeAll()
+		return err
+	}
+	defer func() {
+		if cerr := cr.closeAll(); err == nil {
+			err = cerr
+		}
+	}()
+
+	// Workers keep fetching through a grace period after ctx ends; only
+	// leasing stops at once.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	leaseCtx, stopLeasing := context.WithCancel(ctx)
+	defer stopLeasing()
+
+	if err := cr.addSeeds(leaseCtx); err != nil {
+		return err
+	}
+
+	var wg sync.WaitGroup
+	for i := 0; i < cr.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cr.worker(leaseCtx, workCtx, stopLeasing)
+		}()
+	}
+	drained := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cr.monitor(leaseCtx, workCtx, stopLeasing, drained)
+	}()
+
+	<-leaseCtx.Done()
+	if ctx.Err() != nil {
+		grace := time.AfterFunc(cr.cfg.ShutdownGrace, cancelWork)
+		defer grace.Stop()
+	}
+	wg.Wait()
+	select {
+	case <-drained:
+		return nil
+	default:
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// open sets up the stores and components.
+func (cr *Crawler) open() error {
+	cfg := cr.cfg
+	var (
+		frontStore  frontier.Store
+		robotsStore robots.Store
+		fpStore     simhash.Store
+	)
+	if cfg.DataDir != "" {
+		db, err := pebble.Open(cfg.DataDir, pebble.Options{})
+		if err != nil {
+			return fmt.Errorf("crawlkit: opening data directory: %w", err)
+		}
+		cr.db = db
+		frontStore, robotsStore, fpStore = db.Frontier(), db.RobotsStore(), db.FingerprintStore()
+		cr.seenStore = db.SeenStore()
+	}
+
+	guardAllow := cfg.AllowPrivate
+	politeness := cfg.Politeness
+	if politeness == nil {
+		politeness = fetch.NewPoliteness(fetch.PolitenessConfig{
+			Delay:         cfg.Delay,
+			MaxConcurrent: cfg.MaxConnsPerHost,
+			MaxCrawlDelay: cfg.MaxCrawlDelay,
+		})
+	}
+	dns := fetch.NewDNSCache(fetch.DNSConfig{})
+	header := cfg.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	if header.Get("Accept") == "" {
+		header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+	}
+	base := fetch.Config{
+		UserAgent:    cfg.UserAgent,
+		DialContext:  cfg.DialContext,
+		DNS:          dns,
+		AllowCIDRs:   guardAllow,
+		Politeness:   politeness,
+		HostKey:      urlnorm.Host,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Header:       header,
+		Check:        cr.checkRedirect,
+	}
+	var err error
+	if cr.fetcher, err = fetch.New(base); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	media := base
+	media.MaxBodyBytes = cfg.MaxMediaBytes
+	media.Header = cfg.Header.Clone()
+	if cr.mediaFetcher, err = fetch.New(media); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	// robots.txt: no redirects (the robots cache follows them itself and
+	// counts them), no retries (it backs off itself), 500 KiB is all it
+	// reads (RFC 9309 §2.5). Its requests are spaced by a politeness model
+	// of their own: a robots.txt answering 5xx makes the whole host
+	// disallowed until the robots cache fetches it again, so a backoff or
+	// Retry-After recorded for the page fetches would only keep the
+	// frontier from settling the host's URLs.
+	rb := base
+	rb.Check = nil
+	rb.Politeness = fetch.NewPoliteness(fetch.PolitenessConfig{Delay: cfg.Delay, MaxCrawlDelay: cfg.MaxCrawlDelay})
+	rb.MaxRedirects = -1
+	rb.MaxRetries = -1
+	rb.MaxBodyBytes = robots.DefaultMaxBytes + 1
+	rb.Header = cfg.Header.Clone()
+	if cr.robotsFetcher, err = fetch.New(rb); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	cr.robots = robots.NewCache(robots.Config{
+		Fetch: cr.fetchRobots,
+		Parse: robots.Options{MaxCrawlDelay: cfg.MaxCrawlDelay},
+		Store: robotsStore,
+		OnStoreError: func(origin string, err error) {
+			cfg.Logger.Warn("robots store error", "origin", origin, "err", err)
+		},
+		Clock: cfg.Now,
+	})
+
+	if cfg.Queue != nil {
+		cr.front = cfg.Queue
+	} else {
+		f, err := frontier.New(frontier.Options{
+			Store:            frontStore,
+			Prioritizer:      cfg.Prioritizer,
+			Politeness:       politeness,
+			Schedule:         cfg.Recrawl,
+			Now:              cfg.Now,
+			MaxLeasesPerHost: cfg.MaxConnsPerHost,
+			RetryBase:        cfg.RetryBackoff,
+			MaxAttempts:      cfg.MaxAttempts,
+		})
+		if err != nil {
+			return fmt.Errorf("crawlkit: frontier: %w", err)
+		}
+		cr.front, cr.ownFront = f, f
+	}
+
+	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs}); err != nil {
+		return fmt.Errorf("crawlkit: seen set: %w", err)
+	}
+	if cr.seenStore != nil && cfg.Queue == nil {
+		// The filter claims URLs in memory; the store records them after
+		// they are queued (see admit). Rebuild the filter from the store.
+		if err := cr.seenStore.ForEach(func(key uint64) error {
+			_, err := cr.seen.TestAndAddKey(key)
+			return err
+		}); err != nil {
+			return fmt.Errorf("crawlkit: loading seen URLs: %w", err)
+		}
+	}
+	if cfg.NearDuplicateBits > 0 {
+		if cr.index, err = simhash.NewIndex(simhash.Options{K: cfg.NearDuplicateBits, Store: fpStore}); err != nil {
+			return fmt.Errorf("crawlkit: fingerprint index: %w", err)
+		}
+	}
+	cr.traps = trap.New(cfg.Trap)
+	return nil
+}
+
+// closeAll stops the components in dependency order.
+func (cr *Crawler) closeAll() error {
+	var errs []error
+	if cr.ownFront != nil {
+		errs = append(errs, cr.ownFront.Close())
+	}
+	for _, f := range []*fetch.Fetcher{cr.fetcher, cr.mediaFetcher, cr.robotsFetcher} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	if cr.cfg.Sink != nil {
+		errs = append(errs, cr.cfg.Sink.Close())
+	}
+	if cr.db != nil {
+		errs = append(errs, cr.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// fetchRobots fetches a robots.txt through the robots fetcher (address
+// guard, politeness, limits) for the robots cache.
+func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Response, error) {
+	resp, err := cr.robotsFetcher.Fetch(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)),
+		StatusCode:    resp.StatusCode,
+		Proto:         resp.Proto,
+		Header:        resp.Header,
+		Body:          io.NopCloser(bytes.NewReader(resp.Body)),
+		ContentLength: int64(len(resp.Body)),
+	}, nil
+}
+
+// checkRedirect vets every redirect target (and the first URL) against the
+// scope and robots.txt.
+func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
+	if !cr.scope.allows(u) {
+		return errOutOfScope
+	}
+	if cr.cfg.DangerouslyIgnoreRobotsTxt {
+		return nil
+	}
+	d, err := cr.robots.Allowed(ctx, cr.token, u.String())
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		return errRobots
+	}
+	return nil
+}
+
+// addSeeds queues the seeds (and, with SitemapSeeds, the pages their
+// robots.txt sitemaps list).
+func (cr *Crawler) addSeeds(ctx context.Context) error {
+	var entries []frontier.Entry
+	var keys []uint64
+	for _, u := range cr.seeds {
+		e, key, ok := cr.admitURL(u.String(), "", 0, &Link{})
+		if ok {
+			entries = append(entries, e)
+			keys = append(keys, key)
+		}
+	}
+	if err := cr.enqueue(entries, keys); err != nil {
+		return err
+	}
+	if !cr.cfg.SitemapSeeds {
+		return nil
+	}
+	return cr.addSitemapSeeds(ctx)
+}
+
+func (cr *Crawler) addSitemapSeeds(ctx context.Context) error {
+	var sources []sitemap.Source
+	for _, u := range cr.seeds {
+		pol, err := cr.robots.Policy(ctx, u.String())
+		if err != nil {
+			continue
+		}
+		robotsURL := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}).String()
+		sources = append(sources, sitemap.FromRobots(robotsURL, pol.Sitemaps())...)
+	}
+	if len(sources) == 0 {
+		return nil
+	}
+	w := sitemap.Walker{
+		Fetch: cr.fetchSitemap,
+		OnError: func(sitemapURL string, err error) {
+			cr.cfg.Logger.Warn("sitemap skipped", "url", sitemapURL, "err", err)
+		},
+	}
+	var entries []frontier.Entry
+	var keys []uint64
+	_, err := w.Walk(ctx, sources, func(_ string, e sitemap.Entry) error {
+		fe, key, ok := cr.admitURL(e.URL, "", 0, &Link{})
+		if ok {
+			entries = append(entries, fe)
+			keys = append(keys, key)
+		}
+		if len(entries) >= 1000 {
+			if err := cr.enqueue(entries, keys); err != nil {
+				return err
+			}
+			entries, keys = entries[:0], keys[:0]
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("crawlkit: sitemap seeds: %w", err)
+	}
+	return cr.enqueue(entries, keys)
+}
+
+func (cr *Crawler) fetchSitemap(ctx context.Context, rawURL string) (io.ReadCloser, error) {
+	resp, err := cr.mediaFetcher.Fetch(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &sitemap.StatusError{URL: rawURL, StatusCode: resp.StatusCode}
+	}
+	return io.NopCloser(bytes.NewReader(resp.Body)), nil
+}
+
+// worker leases and processes URLs until leasing stops.
+func (cr *Crawler) worker(leaseCtx, workCtx context.Context, stop context.CancelFunc) {
+	for {
+		l, err := cr.front.Next(leaseCtx)
+		if err != nil {
+			return
+		}
+		if !cr.process(workCtx, l, stop) {
+			return
+		}
+	}
+}
+
+// monitor ends the crawl when the frontier is drained: no worker busy,
+// nothing leased, and nothing that will become ready without a new Add.
+func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.CancelFunc, drained chan<- struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-leaseCtx.Done():
+			return
+		case now := <-tick.C:
+			cr.stats.tick(now)
+			continue
+		case <-cr.wake:
+		case <-poll.C:
+		}
+		if cr.busy.Load() != 0 || cr.front.Stats().Leased != 0 {
+			continue
+		}
+		l, at, err := cr.front.NextAt(cr.cfg.Now())
+		if err != nil {
+			return
+		}
+		if l != nil {
+			// Became ready just now: fetch it here.
+			if !cr.process(workCtx, l, stop) {
+				return
+			}
+			continue
+		}
+		if at.IsZero() && cr.busy.Load() == 0 {
+			close(drained)
+			stop()
+			return
+		}
+	}
+}
+
+// process fetches one leased URL and settles its lease. It reports false
+// when the crawl should stop (MaxPages reached).
+func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.CancelFunc) bool {
+	cr.busy.Add(1)
+	cr.stats.activeWorkers.Add(1)
+	cr.stats.hostBusy(l.Host, 1)
+	defer func() {
+		cr.stats.hostBusy(l.Host, -1)
+		cr.stats.activeWorkers.Add(-1)
+		cr.busy.Add(-1)
+		select {
+		case cr.wake <- struct{}{}:
+		default:
+		}
+	}()
+
+	if max := int64(cr.cfg.MaxPages); max > 0 && cr.pagesStarted.Add(1) > max {
+		// Leave the lease unsettled: with a durable store it is queued
+		// again by the next Run.
+		stop()
+		return false
+	}
+	outcome, ok := cr.fetchAndHandle(ctx, l)
+	if !ok {
+		return true // abandoned: ctx ended mid-fetch; the lease expires
+	}
+	if err := cr.front.Done(l, outcome); err != nil && !errors.Is(err, frontier.ErrClosed) {
+		cr.cfg.Logger.Warn("settling lease", "url", l.URL, "err", err)
+	}
+	return true
+}
+
+// fetchAndHandle does the work of one lease and returns its outcome; ok is
+// false when the work was abandoned because ctx ended.
+func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (frontier.Outcome, bool) {
+	media := len(l.Meta) > 0 && l.Meta[0] == metaMedia
+	if !cr.cfg.DangerouslyIgnoreRobotsTxt {
+		if o, done := cr.checkRobots(ctx, l); done {
+			return o, ctx.Err() == nil
+		}
+	}
+	f := cr.fetcher
+	if media {
+		f = cr.mediaFetcher
+	}
+	fetched := cr.cfg.Now()
+	resp, err := f.Do(ctx, &fetch.Request{URL: l.URL})
+	if err != nil {
+		if ctx.Err() != nil {
+			return frontier.Outcome{}, false
+		}
+		return cr.fetchError(l, err), true
+	}
+	cr.stats.fetched.Add(1)
+	cr.stats.bytes.Add(int64(len(resp.Body)))
+	cr.stats.wireBytes.Add(resp.WireBytes)
+
+	page := &Page{
+		URL:           l.URL,
+		FinalURL:      resp.FinalURL.String(),
+		Depth:         l.Depth,
+		Attempt:       l.Attempt,
+		StatusCode:    resp.StatusCode,
+		Header:        resp.Header,
+		ContentType:   resp.ContentType,
+		Body:          resp.Body,
+		Truncated:     resp.Truncated,
+		Media:         media,
+		Fetched:       fetched,
+		Timing:        resp.Timing,
+		Redirects:     resp.Redirects,
+		RequestHeader: http.Header{"User-Agent": {cr.cfg.UserAgent}},
+	}
+	var outcome frontier.Outcome
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		outcome = frontier.Success(0)
+		if media {
+			if !cr.wantMedia(resp.ContentType) {
+				// Not a type the user asked for: settle without
+				// handing it on.
+				cr.stats.successful.Add(1)
+				return outcome, true
+			}
+		} else if isHTML(resp.ContentType) {
+			if stopLinks := cr.analyze(page); !stopLinks {
+				if err := cr.followLinks(l, page); err != nil {
+					// The links could not be queued: fetch the page
+					// again later rather than lose them.
+					cr.cfg.Logger.Warn("queueing links", "url", l.URL, "err", err)
+					cr.stats.retried.Add(1)
+					return frontier.Retry(0), true
+				}
+			}
+			outcome.Fingerprint = page.Fingerprint
+		}
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		var after time.Duration
+		if ra, ok := fetch.ParseRetryAfter(resp.Header.Get("Retry-After"), cr.cfg.Now()); ok {
+			after = ra
+		}
+		outcome = frontier.Retry(after)
+	default:
+		outcome = frontier.Failed()
+	}
+
+	if cr.cfg.Handler != nil {
+		if err := cr.cfg.Handler(ctx, page); err != nil {
+			cr.cfg.Logger.Warn("handler failed; the URL will be fetched again", "url", l.URL, "err", err)
+			cr.stats.retried.Add(1)
+			return frontier.Retry(0), true
+		}
+	}
+	if cr.cfg.Sink != nil {
+		if err := cr.cfg.Sink.Write(ctx, page); err != nil {
+			cr.cfg.Logger.Warn("sink failed", "url", l.URL, "err", err)
+		}
+	}
+	switch outcome.Kind {
+	case frontier.OutcomeSuccess:
+		cr.stats.successful.Add(1)
+	case frontier.OutcomeRetry:
+		cr.stats.retried.Add(1)
+	default:
+		cr.stats.failed.Add(1)
+	}
+	return outcome, true
+}
+
+// checkRobots applies robots.txt to a lease. done reports that the lease is
+// settled by it with outcome o.
+func (cr *Crawler) checkRobots(ctx context.Context, l *frontier.Lease) (o frontier.Outcome, done bool) {
+	pol, err := cr.robots.Policy(ctx, l.URL)
+	if err != nil {
+		if ctx.Err() != nil {
+			return frontier.Outcome{}, true
+		}
+		cr.stats.failed.Add(1)
+		return frontier.Failed(), true
+	}
+	if pol.Source() == robots.SourceUnreachable {
+		cr.markBlocked(l.Host)
+		info := pol.FetchInfo()
+		if l.Attempt < cr.cfg.RobotsRetries {
+			wait := info.Expires.Sub(cr.cfg.Now())
+			cr.front.BlockHost(l.Host, info.Expires)
+			cr.stats.retried.Add(1)
+			return frontier.Retry(wait), true
+		}
+		cr.stats.robotsBlocked.Add(1)
+		return frontier.Failed(), true
+	}
+	if cd, err := pol.CrawlDelay(cr.token); err == nil && cd.Set {
+		if cd.Exceeded && cr.cfg.CrawlDelayPolicy == SkipSlowHosts {
+			cr.markBlocked(l.Host)
+			cr.stats.robotsBlocked.Add(1)
+			return frontier.Failed(), true
+		}
+		cr.fetcher.Politeness().SetCrawlDelay(l.Host, cd.Capped())
+	}
+	d, err := pol.Allowed(cr.token, l.URL)
+	if err != nil || !d.Allowed {
+		if root, rerr := pol.Allowed(cr.token, "/"); rerr == nil && !root.Allowed {
+			cr.markBlocked(l.Host)
+		}
+		cr.stats.robotsBlocked.Add(1)
+		return frontier.Failed(), true
+	}
+	return frontier.Outcome{}, false
+}
+
+func (cr *Crawler) markBlocked(host string) {
+	cr.blockedMu.Lock()
+	if !cr.blockedHosts[host] {
+		cr.blockedHosts[host] = true
+		cr.stats.hostsBlocked.Add(1)
+	}
+	cr.blockedMu.Unlock()
+}
+
+// fetchError maps a fetch error to an outcome.
+func (cr *Crawler) fetchError(l *frontier.Lease, err error) frontier.Outcome {
+	var hb *fetch.HostBlockedError
+	switch {
+	case errors.Is(err, fetch.ErrNotModified):
+		cr.stats.fetched.Add(1)
+		cr.stats.successful.Add(1)
+		return frontier.NotModified()
+	case errors.Is(err, errRobots):
+		cr.stats.robotsBlocked.Add(1)
+		return frontier.Failed()
+	case errors.Is(err, errOutOfScope):
+		cr.stats.outOfScope.Add(1)
+		return frontier.Failed()
+	case errors.As(err, &hb):
+		cr.stats.retried.Add(1)
+		return frontier.Retry(time.Until(hb.Until))
+	case errors.Is(err, fetch.ErrTimeout) || isTransient(err):
+		cr.stats.retried.Add(1)
+		return frontier.Retry(0)
+	default:
+		cr.cfg.Logger.Warn("fetch failed", "url", l.URL, "err", err)
+		cr.stats.failed.Add(1)
+		return frontier.Failed()
+	}
+}
+
+// isTransient reports network errors worth another attempt later.
+func isTransient(err error) bool {
+	switch {
+	case errors.Is(err, fetch.ErrBlockedAddress), errors.Is(err, fetch.ErrTooManyRedirects),
+		errors.Is(err, fetch.ErrDecompressionBomb), errors.Is(err, fetch.ErrBodyTooLarge),
+		errors.Is(err, fetch.ErrDisallowed), errors.Is(err, fetch.ErrUnsupportedEncoding),
+		errors.Is(err, fetch.ErrHeadersTooLarge):
+		return false
+	}
+	var ue *url.Error
+	return errors.As(err, &ue) || strings.Contains(err.Error(), "connection")
+}
+
+// isPageKind reports links that lead to pages: the crawl follows them.
+func isPageKind(k extract.Kind) bool {
+	switch k {
+	case extract.KindA, extract.KindArea, extract.KindIframe, extract.KindFrame, extract.KindMetaRefresh:
+		return true
+	}
+	return false
+}
+
+// isMediaKind reports links to images, video, audio and embedded
+// documents: fetched only for Config.MediaTypes.
+func isMediaKind(k extract.Kind) bool {
+	switch k {
+	case extract.KindImg, extract.KindSource, extract.KindMedia:
+		return true
+	}
+	return false
+}
+
+func isHTML(contentType string) bool {
+	return contentType == "text/html" || contentType == "application/xhtml+xml"
+}
+
+// wantMedia reports whether a media body of type ct is one the user asked
+// for.
+func (cr *Crawler) wantMedia(ct string) bool {
+	for _, pattern := range cr.cfg.MediaTypes {
+		if ok, _ := path.Match(pattern, ct); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// analyze extracts the page's links, text and metadata, fingerprints it and
+// checks for near-duplicates. It reports whether the page's links must not
+// be followed because the trap detector stopped its pattern.
+func (cr *Crawler) analyze(p *Page) (stopLinks bool) {
+	cr.extractPage(p)
+	if cr.index == nil || p.Text == "" {
+		return false
+	}
+	p.Fingerprint = simhash.Fingerprint(p.Text)
+	if matches := cr.index.AppendNear(nil, p.Fingerprint); len(matches) > 0 {
+		best := matches[0]
+		for _, m := range matches[1:] {
+			if m.Distance < best.Distance {
+				best = m
+			}
+		}
+		cr.dupMu.Lock()
+		p.DuplicateOf = cr.dupURLs[best.ID]
+		cr.dupMu.Unlock()
+		p.Distance = best.Distance
+		if p.DuplicateOf == "" {
+			p.DuplicateOf = "(forgotten)"
+		}
+		cr.stats.duplicates.Add(1)
+	} else {
+		id := urlnorm.Key(p.URL)
+		if err := cr.index.Add(p.Fingerprint, id); err != nil {
+			cr.cfg.Logger.Warn("fingerprint index", "err", err)
+		}
+		cr.dupMu.Lock()
+		if len(cr.dupURLs) >= maxDuplicateURLs {
+			for k := range cr.dupURLs { // drop an arbitrary entry
+				delete(cr.dupURLs, k)
+				break
+			}
+		}
+		cr.dupURLs[id] = p.URL
+		cr.dupMu.Unlock()
+	}
+	if v := cr.traps.Observe(p.URL, p.Fingerprint); v.Rejected() {
+		return true
+	}
+	return p.DuplicateOf != "" && cr.cfg.SkipDuplicateLinks
+}
+
+// extractPage fills p's links, text and metadata from its HTML body. Links
+// are normalized here; one that does not normalize keeps an empty URL and
+// says why in Rejected.
+func (cr *Crawler) extractPage(p *Page) {
+	doc, err := cr.extractor.ExtractBytes(p.Body, p.FinalURL, p.Header)
+	if doc == nil {
+		cr.cfg.Logger.Warn("extracting links", "url", p.FinalURL, "err", err)
+		return
+	}
+	// A token-size error still returns what was read before it.
+	p.Title, p.Description, p.Language = doc.Title, doc.Description, doc.Language
+	p.Canonical, p.Text = doc.Canonical, doc.Text
+	p.Noindex, p.Nofollow = doc.Robots.Noindex, doc.Robots.Nofollow
+	p.Links = make([]Link, len(doc.Links))
+	for i, dl := range doc.Links {
+		l := Link{Raw: dl.Raw, Kind: dl.Kind, Text: dl.Text, Rel: dl.Rel, Hreflang: dl.Hreflang,
+			Nofollow: !dl.Follow && dl.Kind != extract.KindForm}
+		if n, err := urlnorm.Normalize(dl.URL); err == nil {
+			l.URL = n
+		} else {
+			l.Rejected = err.Error()
+		}
+		p.Links[i] = l
+	}
+}
+
+// Meta byte values stored with frontier entries.
+const (
+	metaPage  = 0
+	metaMedia = 1
+)
+
+// followLinks admits the page's links to the frontier. It returns an error
+// only when the frontier could not queue them.
+func (cr *Crawler) followLinks(l *frontier.Lease, p *Page) error {
+	nofollowPage := p.Nofollow && !cr.cfg.FollowNofollow
+	var entries []frontier.Entry
+	var keys []uint64
+	for i := range p.Links {
+		link := &p.Links[i]
+		if link.URL == "" {
+			continue
+		}
+		switch {
+		case nofollowPage || (link.Nofollow && !cr.cfg.FollowNofollow):
+			link.Rejected = "nofollow"
+			continue
+		case isMediaKind(link.Kind) && len(cr.cfg.MediaTypes) == 0:
+			link.Rejected = "media"
+			continue
+		case !isPageKind(link.Kind) && !isMediaKind(link.Kind):
+			link.Rejected = "not a page link"
+			continue
+		}
+		e, key, ok := cr.admitURL(link.URL, l.URL, l.Depth+1, link)
+		if !ok {
+			continue
+		}
+		if isMediaKind(link.Kind) {
+			e.Meta = []byte{metaMedia}
+		}
+		entries = append(entries, e)
+		keys = append(keys, key)
+	}
+	return cr.enqueue(entries, keys)
+}
+
+// admitURL runs a URL through scope, depth, trap and seen checks. ok means
+// it is new and should be queued; link.Followed and link.Rejected are set.
+func (cr *Crawler) admitURL(raw, source string, depth int, link *Link) (frontier.Entry, uint64, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		link.Rejected = "unsupported URL"
+		return frontier.Entry{}, 0, false
+	}
+	if cr.cfg.MaxDepth > 0 && depth > cr.cfg.MaxDepth {
+		link.Rejected = "depth"
+		cr.stats.outOfScope.Add(1)
+		return frontier.Entry{}, 0, false
+	}
+	if !cr.scope.allows(u) {
+		link.Rejected = "scope"
+		cr.stats.outOfScope.Add(1)
+		return frontier.Entry{}, 0, false
+	}
+	key := urlnorm.Key(raw)
+	if seen, _ := cr.seen.ContainsKey(key); seen {
+		link.Followed = true
+		return frontier.Entry{}, 0, false
+	}
+	if v := cr.traps.JudgeAt(cr.cfg.Now(), trap.Candidate{URL: raw, Source: source, Depth: depth}); v.Rejected() {
+		link.Rejected = v.Reason
+		cr.stats.trapRejected.Add(1)
+		return frontier.Entry{}, 0, false
+	}
+	seen, err := cr.seen.TestAndAddKey(key)
+	if err != nil || seen {
+		link.Followed = seen
+		return frontier.Entry{}, 0, false
+	}
+	link.Followed = true
+	host := urlnorm.Host(u)
+	cr.stats.hostSeen(host)
+	cr.stats.discovered.Add(1)
+	return frontier.Entry{URL: raw, Host: host, Depth: depth}, key, true
+}
+
+// enqueue queues admitted URLs durably, then records them in the seen
+// store. The order matters for crash safety: a URL is claimed in the
+// in-memory filter first, so two workers never queue it twice; it is
+// recorded as seen on disk only after it is durably queued, so a crash in
+// between can queue it again (a bounded duplicate) but never lose it.
+func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := cr.front.Add(entries...); err != nil {
+		return err
+	}
+	if cr.seenStore != nil && cr.cfg.Queue == nil {
+		for _, k := range keys {
+			if err := cr.seenStore.Add(k); err != nil {
+				cr.cfg.Logger.Warn("seen store", "err", err)
+			}
+		}
+	}
+	return nil
+}

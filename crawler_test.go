@@ -1,0 +1,420 @@
+package crawlkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	iawarc "github.com/internetarchive/gowarc"
+
+	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/crawltest"
+	"github.com/crawlkit/crawlkit/warc"
+)
+
+const testAgent = "crawlkit-test/1.0 (+http://example.test/bot)"
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// pageLog records the pages a crawl handed to its Handler.
+type pageLog struct {
+	mu    sync.Mutex
+	pages []*crawlkit.Page
+}
+
+func (l *pageLog) handle(_ context.Context, p *crawlkit.Page) error {
+	l.mu.Lock()
+	l.pages = append(l.pages, p)
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *pageLog) urls() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.pages))
+	for _, p := range l.pages {
+		out = append(out, p.URL)
+	}
+	return out
+}
+
+func newWeb(t *testing.T, cfg crawltest.Config) *crawltest.Web {
+	t.Helper()
+	web, err := crawltest.NewWeb(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(web.Close)
+	return web
+}
+
+func crawlConfig(web *crawltest.Web, log *pageLog) crawlkit.Config {
+	return crawlkit.Config{
+		UserAgent:     testAgent,
+		Seeds:         web.Seeds(),
+		Scope:         crawlkit.ScopeAny,
+		Workers:       32,
+		Delay:         20 * time.Millisecond,
+		DialContext:   web.DialContext,
+		AllowPrivate:  loopback,
+		RobotsRetries: -1,
+		Handler:       log.handle,
+	}
+}
+
+// TestCrawlMatchesGroundTruth crawls a synthetic web and checks the crawl
+// against the web's ground truth and the server's own accounting.
+func TestCrawlMatchesGroundTruth(t *testing.T) {
+	hosts, pages, depth := 200, 50, 4
+	if testing.Short() {
+		hosts, pages = 40, 20
+	}
+	web := newWeb(t, crawltest.Config{
+		Hosts: hosts, PagesPerHost: pages, Seed: 7, Agent: "crawlkit-test",
+		MinGap: 20 * time.Millisecond, MaxPerHost: 1, CrawlDelay: 100 * time.Millisecond,
+	})
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.MaxDepth = depth
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	truth := web.TruthFor("crawlkit-test", depth)
+	if missing := truth.Missing(log.urls()); len(missing) > 0 {
+		t.Errorf("coverage: %d of %d unique pages within depth %d not fetched, e.g. %v",
+			len(missing), len(truth.Unique()), depth, missing[:min(5, len(missing))])
+	}
+	rep := web.Report()
+	if rep.RobotsViolations != 0 {
+		t.Errorf("%d robots violations, e.g. %v", rep.RobotsViolations, rep.RobotsViolationURLs)
+	}
+	if rep.BeforeRobots != 0 {
+		t.Errorf("%d requests before robots.txt was fetched", rep.BeforeRobots)
+	}
+	if v := rep.PolitenessViolations(); v != 0 {
+		t.Errorf("%d politeness violations (spacing %d, concurrency %d)", v, rep.SpacingViolations, rep.ConcurrencyViolations)
+	}
+	for host, n := range rep.RobotsFetches {
+		if n != 1 {
+			t.Errorf("robots.txt of %s fetched %d times, want 1", host, n)
+		}
+	}
+	if rep.ExactRepeats != 0 {
+		t.Errorf("%d exact duplicate fetches", rep.ExactRepeats)
+	}
+	fetched := 0
+	for _, n := range rep.PerPage {
+		fetched += n
+	}
+	if limit := fetched / 100; rep.SpellingRepeats > limit {
+		t.Errorf("%d fetches of a page under another spelling, over 1%% of %d", rep.SpellingRepeats, fetched)
+	}
+	for host, hr := range rep.Hosts {
+		if hr.TrapFetches > 10 {
+			t.Errorf("host %s: %d trap fetches, want at most 10", host, hr.TrapFetches)
+		}
+	}
+
+	// Near-duplicate clusters: every fetched member but the first is
+	// flagged as a duplicate of another member of its cluster.
+	byURL := map[string]*crawlkit.Page{}
+	for _, p := range log.pages {
+		if cu, err := crawltest.Canonical(p.URL); err == nil {
+			byURL[cu] = p
+		}
+	}
+	clusters, flagged, members := 0, 0, 0
+	for _, cl := range truth.Clusters() {
+		var got []*crawlkit.Page
+		for _, u := range cl {
+			if p := byURL[u]; p != nil {
+				got = append(got, p)
+			}
+		}
+		if len(got) < 2 {
+			continue
+		}
+		clusters++
+		in := map[string]bool{}
+		for _, u := range cl {
+			in[u] = true
+		}
+		for _, p := range got {
+			if p.DuplicateOf == "" {
+				continue
+			}
+			members++
+			if du, err := crawltest.Canonical(p.DuplicateOf); err != nil || !in[du] {
+				t.Errorf("%s flagged as a duplicate of %s, outside its cluster %v", p.URL, p.DuplicateOf, cl)
+			} else {
+				flagged++
+			}
+		}
+		if unflagged := len(got) - members; unflagged < 1 {
+			t.Errorf("cluster %v: every member flagged, the first fetch should not be", cl)
+		}
+		members = 0
+	}
+	if clusters == 0 {
+		t.Error("no near-duplicate cluster was fetched; the web should have some")
+	}
+	s := c.Stats()
+	if s.URLs.Duplicates == 0 || int(s.URLs.Duplicates) < flagged {
+		t.Errorf("Stats.Duplicates = %d, flagged pages %d", s.URLs.Duplicates, flagged)
+	}
+	if s.URLs.Fetched == 0 || s.URLs.BlockedByRobots == 0 || s.URLs.TrapRejected == 0 {
+		t.Errorf("stats lack fetches, robots blocks or trap rejections: %+v", s.URLs)
+	}
+	t.Logf("fetched %d pages of %d unique; stats %+v; server: %d requests, %d spelling repeats, %d trap fetches",
+		len(log.pages), len(truth.Unique()), s.URLs, rep.Requests, rep.SpellingRepeats, rep.TrapFetches)
+}
+
+// TestCancelAndResume interrupts a crawl and resumes it on the same data
+// directory: together the two runs fetch every page once.
+func TestCancelAndResume(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 20, PagesPerHost: 15, Seed: 3, Agent: "crawlkit-test", NoTraps: true})
+	dir := filepath.Join(t.TempDir(), "state")
+
+	var first pageLog
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := crawlConfig(web, &first)
+	cfg.DataDir = dir
+	var once sync.Once
+	cfg.Handler = func(hctx context.Context, p *crawlkit.Page) error {
+		first.handle(hctx, p)
+		first.mu.Lock()
+		n := len(first.pages)
+		first.mu.Unlock()
+		if n == 60 {
+			once.Do(cancel)
+		}
+		return nil
+	}
+	c1, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c1.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	if len(first.pages) < 60 {
+		t.Fatalf("first run fetched %d pages before the cancel took effect", len(first.pages))
+	}
+
+	var second pageLog
+	cfg2 := crawlConfig(web, &second)
+	cfg2.DataDir = dir
+	c2, err := crawlkit.New(cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(second.pages) == 0 {
+		t.Fatal("the resumed run fetched nothing")
+	}
+
+	all := append(first.urls(), second.urls()...)
+	count := map[string]int{}
+	for _, u := range all {
+		count[u]++
+	}
+	for u, n := range count {
+		if n > 1 {
+			t.Errorf("%s fetched %d times across the two runs", u, n)
+		}
+	}
+	truth := web.TruthFor("crawlkit-test", 0)
+	if missing := truth.Missing(all); len(missing) > 0 {
+		t.Errorf("%d pages missing from the union of both runs, e.g. %v", len(missing), missing[:min(5, len(missing))])
+	}
+	if rep := web.Report(); rep.ExactRepeats != 0 || rep.RobotsViolations != 0 {
+		t.Errorf("server saw %d exact repeats and %d robots violations", rep.ExactRepeats, rep.RobotsViolations)
+	}
+	t.Logf("first run %d pages, second run %d pages", len(first.pages), len(second.pages))
+}
+
+// TestWARCReadBack archives a crawl and reads the files back with an
+// independent WARC reader.
+func TestWARCReadBack(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 5, PagesPerHost: 10, Seed: 11, Agent: "crawlkit-test", NoTraps: true,
+		CrawlDelay: 50 * time.Millisecond})
+	dir := t.TempDir()
+	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.Sink = sink
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	bodies := map[string]string{} // final URL -> body, of every fetched page
+	for _, p := range log.pages {
+		bodies[p.FinalURL] = string(p.Body)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatal("no WARC file written")
+	}
+	seen := map[string]bool{}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := iawarc.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.ReadRecord()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			typ, target := rec.Header.Get("WARC-Type"), rec.Header.Get("WARC-Target-URI")
+			content, _ := io.ReadAll(rec.Content)
+			rec.Content.Close()
+			if typ != "response" && typ != "revisit" {
+				continue
+			}
+			want, ok := bodies[target]
+			if !ok {
+				t.Errorf("WARC has a %s record for %s, which the handler never saw", typ, target)
+				continue
+			}
+			seen[target] = true
+			if typ == "response" {
+				i := strings.Index(string(content), "\r\n\r\n")
+				if i < 0 || string(content[i+4:]) != want {
+					t.Errorf("%s: archived body differs from the fetched page", target)
+				}
+			}
+		}
+		r.Close()
+		f.Close()
+	}
+	for u := range bodies {
+		if !seen[u] {
+			t.Errorf("%s fetched but not archived", u)
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for name, cfg := range map[string]crawlkit.Config{
+		"no user agent":    {Seeds: []string{"http://a.test/"}},
+		"bad product":      {UserAgent: "/1.0", Seeds: []string{"http://a.test/"}},
+		"no seeds":         {UserAgent: testAgent},
+		"bad seed":         {UserAgent: testAgent, Seeds: []string{"http://[::1"}},
+		"mailto seed":      {UserAgent: testAgent, Seeds: []string{"mailto:a@b.test"}},
+		"negative depth":   {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, MaxDepth: -1},
+		"bits above 4":     {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, NearDuplicateBits: 5},
+		"bad media type":   {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, MediaTypes: []string{"image"}},
+		"unknown scope":    {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, Scope: crawlkit.Scope(9)},
+		"negative workers": {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, Workers: -2},
+	} {
+		if _, err := crawlkit.New(cfg); !errors.Is(err, crawlkit.ErrConfig) {
+			t.Errorf("%s: New() error = %v, want ErrConfig", name, err)
+		}
+	}
+	if _, err := crawlkit.ParseScope("planet"); !errors.Is(err, crawlkit.ErrConfig) {
+		t.Errorf("ParseScope(planet) = %v", err)
+	}
+}
+
+func TestRunTwiceAndStatsHandlers(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 3, PagesPerHost: 5, Seed: 5, Agent: "crawlkit-test", NoTraps: true})
+	var log pageLog
+	c, err := crawlkit.New(crawlConfig(web, &log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); !errors.Is(err, crawlkit.ErrAlreadyRun) {
+		t.Errorf("second Run: %v, want ErrAlreadyRun", err)
+	}
+
+	rec := httptest.NewRecorder()
+	c.StatsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/stats", nil))
+	var s crawlkit.Stats
+	if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil {
+		t.Fatalf("stats JSON: %v\n%s", err, rec.Body.String())
+	}
+	if s.URLs.Fetched != int64(len(log.pages)) || s.URLs.Fetched == 0 {
+		t.Errorf("stats report %d fetched, handler saw %d", s.URLs.Fetched, len(log.pages))
+	}
+	rec = httptest.NewRecorder()
+	c.StatsHandler().ServeHTTP(rec, httptest.NewRequest("POST", "/stats", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /stats = %d", rec.Code)
+	}
+
+	rec = httptest.NewRecorder()
+	c.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{`crawlkit_urls_total{outcome="fetched"}`, "crawlkit_queue_urls", `crawlkit_hosts{state="discovered"} 3`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestHandlerErrorRetriesThePage(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 1, PagesPerHost: 3, Seed: 9, Agent: "crawlkit-test", NoTraps: true,
+		RobotsVariants: []crawltest.RobotsVariant{crawltest.RobotsMissing}})
+	var mu sync.Mutex
+	calls := map[string]int{}
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.MaxDepth = 0
+	cfg.Handler = func(_ context.Context, p *crawlkit.Page) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[p.URL]++
+		if calls[p.URL] == 1 {
+			return errors.New("storage unavailable")
+		}
+		return nil
+	}
+	cfg.RetryBackoff = time.Millisecond
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seed := web.Seeds()[0]
+	if calls[seed] != 2 {
+		t.Errorf("handler calls per URL: %v; want the seed twice (failed, then retried)", calls)
+	}
+}

@@ -1,0 +1,138 @@
+package crawlkit
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/crawlkit/crawlkit/extract"
+	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/warc"
+)
+
+// Page is a fetched page as the Handler sees it. The Handler may keep it;
+// the Crawler does not touch it afterwards.
+type Page struct {
+	// URL is the normalized URL that was leased from the frontier;
+	// FinalURL is the one that answered, after redirects.
+	URL, FinalURL string
+	// Depth is the number of links followed from a seed.
+	Depth int
+	// Attempt counts earlier attempts of this URL that were retried.
+	Attempt int
+
+	StatusCode int
+	Header     http.Header
+	// ContentType is the effective MIME type ("text/html"), sniffed when
+	// the header was missing or wrong.
+	ContentType string
+	// Body is the decoded body; Truncated reports that it was cut at the
+	// size limit.
+	Body      []byte
+	Truncated bool
+	// Media reports a media resource (fetched because Config.MediaTypes
+	// asked for its type) rather than a page.
+	Media bool
+
+	// Title, Description, Language, Canonical and Text come from the
+	// HTML; Text is the visible text, folded and bounded.
+	Title, Description, Language, Canonical, Text string
+	// Links are the page's links in document order, resolved and
+	// normalized; Followed marks the ones queued or already known.
+	Links []Link
+	// Noindex and Nofollow are the page's meta robots / X-Robots-Tag
+	// directives for this crawler.
+	Noindex, Nofollow bool
+
+	// Fingerprint is the SimHash of Text. DuplicateOf is the URL of an
+	// earlier page whose fingerprint is within Config.NearDuplicateBits
+	// (empty if none); Distance is that page's distance in bits.
+	Fingerprint uint64
+	DuplicateOf string
+	Distance    int
+
+	// Fetched is when the fetch started; Timing breaks its duration down.
+	Fetched   time.Time
+	Timing    fetch.Timing
+	Redirects []fetch.Hop
+	// RequestHeader holds the headers the crawler sent (User-Agent and
+	// its defaults), for archiving.
+	RequestHeader http.Header
+}
+
+// Link is one link of a page.
+type Link struct {
+	// URL is the normalized absolute URL; empty when it could not be
+	// resolved or normalized (Err says why).
+	URL string
+	// Raw is the link as written in the page.
+	Raw string
+	// Kind names the element it came from (extract.KindA, KindImg, …).
+	Kind extract.Kind
+	// Text is the anchor or alt text (bounded).
+	Text string
+	// Rel holds the link relations a crawler acts on; Hreflang the
+	// language of a rel=alternate translation.
+	Rel      extract.Rel
+	Hreflang string
+	// Nofollow is set when the page does not let crawlers follow the
+	// link: rel nofollow, ugc or sponsored, or a page-wide nofollow.
+	Nofollow bool
+	// Followed is set when the link was queued for fetching or was
+	// already known to the crawl.
+	Followed bool
+	// Rejected says why a link was not followed ("scope", "depth",
+	// "nofollow", "media", a trap rule's reason, "unsupported scheme", …);
+	// empty for followed links.
+	Rejected string
+}
+
+// Sink receives every fetched page after the Handler, to archive or index
+// it. Write is called concurrently from the crawler's workers; an error is
+// logged and counted, and does not fail the page.
+type Sink interface {
+	Write(ctx context.Context, p *Page) error
+	// Close flushes the sink; Run calls it before returning.
+	Close() error
+}
+
+// WARCSink archives pages as WARC/1.1 files (see package warc): a request
+// and a response record per fetch, revisit records for identical payloads
+// and 304 answers.
+type WARCSink struct {
+	w *warc.Writer
+}
+
+// NewWARCSink writes WARC files into opts.Dir.
+func NewWARCSink(opts warc.Options) (*WARCSink, error) {
+	w, err := warc.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &WARCSink{w: w}, nil
+}
+
+// Write archives p.
+func (s *WARCSink) Write(_ context.Context, p *Page) error {
+	target := p.FinalURL
+	if target == "" {
+		target = p.URL
+	}
+	ex := &warc.Exchange{
+		URL:           target,
+		Date:          p.Fetched,
+		RequestHeader: p.RequestHeader,
+		StatusCode:    p.StatusCode,
+		Header:        p.Header,
+		Body:          p.Body,
+		Truncated:     p.Truncated,
+	}
+	_, err := s.w.WriteExchange(ex)
+	return err
+}
+
+// Writer returns the underlying WARC writer (for its Stats).
+func (s *WARCSink) Writer() *warc.Writer { return s.w }
+
+// Close finishes the current WARC file.
+func (s *WARCSink) Close() error { return s.w.Close() }

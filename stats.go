@@ -1,0 +1,273 @@
+package crawlkit
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Stats is a snapshot of a crawl's progress.
+type Stats struct {
+	// URLs counts URLs by what happened to them.
+	URLs URLStats `json:"urls"`
+	// Throughput is in pages fetched per second.
+	Throughput Throughput  `json:"throughput"`
+	Hosts      HostStats   `json:"hosts"`
+	Workers    WorkerStats `json:"workers"`
+	// Bytes is the decoded body bytes fetched; WireBytes the bytes
+	// received before content decoding.
+	Bytes     int64 `json:"bytes"`
+	WireBytes int64 `json:"wire_bytes"`
+	// Started is when Run began; Elapsed how long it has run.
+	Started time.Time     `json:"started"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// URLStats counts URLs.
+type URLStats struct {
+	// Discovered counts distinct URLs accepted into the crawl (seeds and
+	// links that passed normalization, scope, depth and trap checks).
+	Discovered int64 `json:"discovered"`
+	// Queued is the number of URLs waiting in the frontier's memory or
+	// leased now.
+	Queued int64 `json:"queued"`
+	// Fetched counts fetch attempts that got an HTTP response; Successful
+	// those with a 2xx or 304 status; Failed the URLs given up on
+	// (network errors, 4xx, 5xx after retries).
+	Fetched    int64 `json:"fetched"`
+	Successful int64 `json:"successful"`
+	Failed     int64 `json:"failed"`
+	// Retried counts fetches put back to be tried again.
+	Retried int64 `json:"retried"`
+	// Duplicates counts pages whose content was a near-duplicate of an
+	// earlier page.
+	Duplicates int64 `json:"duplicate_content"`
+	// BlockedByRobots counts URLs robots.txt did not allow.
+	BlockedByRobots int64 `json:"blocked_by_robots"`
+	// TrapRejected counts links rejected as spider traps.
+	TrapRejected int64 `json:"rejected_as_traps"`
+	// OutOfScope counts links outside the crawl's scope or depth.
+	OutOfScope int64 `json:"out_of_scope"`
+}
+
+// Throughput is in pages per second.
+type Throughput struct {
+	// Current is over the last ten seconds.
+	Current float64 `json:"current"`
+	Average float64 `json:"average"`
+	Peak    float64 `json:"peak"`
+}
+
+// HostStats counts hosts.
+type HostStats struct {
+	Discovered int64 `json:"discovered"`
+	// Active hosts have a page being fetched now.
+	Active int64 `json:"active"`
+	// Blocked hosts are disallowed entirely by robots.txt (or their
+	// robots.txt is unreachable).
+	Blocked int64 `json:"blocked"`
+}
+
+// WorkerStats counts workers.
+type WorkerStats struct {
+	Active int64 `json:"active"`
+	Idle   int64 `json:"idle"`
+}
+
+// counters are the crawler's live counters.
+type counters struct {
+	discovered, fetched, successful, failed, retried    atomic.Int64
+	duplicates, robotsBlocked, trapRejected, outOfScope atomic.Int64
+	bytes, wireBytes                                    atomic.Int64
+	activeWorkers                                       atomic.Int64
+	hostsBlocked                                        atomic.Int64
+
+	mu      sync.Mutex
+	hosts   map[string]int // host -> pages being fetched now
+	active  int
+	samples []sample // fetched counts, one a second, for Current
+	peak    float64
+}
+
+type sample struct {
+	at      time.Time
+	fetched int64
+}
+
+// throughputWindow is the span of Throughput.Current.
+const throughputWindow = 10 * time.Second
+
+func newCounters() *counters {
+	return &counters{hosts: map[string]int{}}
+}
+
+// hostSeen records a discovered host and reports whether it was new.
+func (c *counters) hostSeen(host string) {
+	c.mu.Lock()
+	if _, ok := c.hosts[host]; !ok {
+		c.hosts[host] = 0
+	}
+	c.mu.Unlock()
+}
+
+// hostBusy marks one more (delta 1) or one fewer (-1) fetch on host.
+func (c *counters) hostBusy(host string, delta int) {
+	c.mu.Lock()
+	before := c.hosts[host]
+	c.hosts[host] = before + delta
+	switch {
+	case before == 0 && delta > 0:
+		c.active++
+	case before+delta == 0 && delta < 0:
+		c.active--
+	}
+	c.mu.Unlock()
+}
+
+// tick records a throughput sample; the crawler calls it once a second.
+func (c *counters) tick(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.samples = append(c.samples, sample{at: now, fetched: c.fetched.Load()})
+	cut := 0
+	for cut < len(c.samples)-1 && now.Sub(c.samples[cut].at) > throughputWindow {
+		cut++
+	}
+	c.samples = append(c.samples[:0], c.samples[cut:]...)
+	if cur := c.currentLocked(); cur > c.peak {
+		c.peak = cur
+	}
+}
+
+func (c *counters) currentLocked() float64 {
+	if len(c.samples) < 2 {
+		return 0
+	}
+	first, last := c.samples[0], c.samples[len(c.samples)-1]
+	d := last.at.Sub(first.at).Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return float64(last.fetched-first.fetched) / d
+}
+
+func (c *counters) snapshot(started, now time.Time, queued int64, workers int) Stats {
+	c.mu.Lock()
+	current, peak := c.currentLocked(), c.peak
+	hosts, active := int64(len(c.hosts)), int64(c.active)
+	c.mu.Unlock()
+	fetched := c.fetched.Load()
+	elapsed := now.Sub(started)
+	var avg float64
+	if elapsed > 0 {
+		avg = float64(fetched) / elapsed.Seconds()
+	}
+	if avg > peak && elapsed >= throughputWindow {
+		peak = avg
+	}
+	activeWorkers := c.activeWorkers.Load()
+	return Stats{
+		URLs: URLStats{
+			Discovered:      c.discovered.Load(),
+			Queued:          queued,
+			Fetched:         fetched,
+			Successful:      c.successful.Load(),
+			Failed:          c.failed.Load(),
+			Retried:         c.retried.Load(),
+			Duplicates:      c.duplicates.Load(),
+			BlockedByRobots: c.robotsBlocked.Load(),
+			TrapRejected:    c.trapRejected.Load(),
+			OutOfScope:      c.outOfScope.Load(),
+		},
+		Throughput: Throughput{Current: current, Average: avg, Peak: peak},
+		Hosts:      HostStats{Discovered: hosts, Active: active, Blocked: c.hostsBlocked.Load()},
+		Workers:    WorkerStats{Active: activeWorkers, Idle: int64(workers) - activeWorkers},
+		Bytes:      c.bytes.Load(),
+		WireBytes:  c.wireBytes.Load(),
+		Started:    started,
+		Elapsed:    elapsed,
+	}
+}
+
+// StatsHandler returns an http.Handler that serves the crawler's Stats as
+// JSON.
+func (cr *Crawler) StatsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, `{"error":"method_not_allowed"}`, http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(cr.Stats())
+	})
+}
+
+// MetricsHandler returns an http.Handler that serves the crawler's metrics
+// in the Prometheus exposition format. The metrics live in a registry of
+// their own, so several crawlers in one process do not collide; use
+// Collector to add them to another registry.
+func (cr *Crawler) MetricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cr.Collector())
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+// Collector returns a prometheus.Collector of the crawler's metrics, named
+// crawlkit_*.
+func (cr *Crawler) Collector() prometheus.Collector {
+	return &collector{cr: cr}
+}
+
+type collector struct{ cr *Crawler }
+
+var (
+	descURLs = prometheus.NewDesc("crawlkit_urls_total",
+		"URLs by outcome: discovered, fetched, successful, failed, retried, duplicate, robots_blocked, trap_rejected, out_of_scope.",
+		[]string{"outcome"}, nil)
+	descQueued     = prometheus.NewDesc("crawlkit_queue_urls", "URLs queued in memory or leased.", nil, nil)
+	descBytes      = prometheus.NewDesc("crawlkit_fetched_bytes_total", "Body bytes fetched, decoded.", nil, nil)
+	descWireBytes  = prometheus.NewDesc("crawlkit_wire_bytes_total", "Body bytes received before content decoding.", nil, nil)
+	descThroughput = prometheus.NewDesc("crawlkit_pages_per_second", "Pages fetched per second over the last ten seconds.", nil, nil)
+	descHosts      = prometheus.NewDesc("crawlkit_hosts", "Hosts by state: discovered, active, blocked.", []string{"state"}, nil)
+	descWorkers    = prometheus.NewDesc("crawlkit_workers", "Workers by state: active, idle.", []string{"state"}, nil)
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descURLs, descQueued, descBytes, descWireBytes, descThroughput, descHosts, descWorkers} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.cr.Stats()
+	counter := func(v int64, label string) {
+		ch <- prometheus.MustNewConstMetric(descURLs, prometheus.CounterValue, float64(v), label)
+	}
+	counter(s.URLs.Discovered, "discovered")
+	counter(s.URLs.Fetched, "fetched")
+	counter(s.URLs.Successful, "successful")
+	counter(s.URLs.Failed, "failed")
+	counter(s.URLs.Retried, "retried")
+	counter(s.URLs.Duplicates, "duplicate")
+	counter(s.URLs.BlockedByRobots, "robots_blocked")
+	counter(s.URLs.TrapRejected, "trap_rejected")
+	counter(s.URLs.OutOfScope, "out_of_scope")
+	ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(s.URLs.Queued))
+	ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(s.Bytes))
+	ch <- prometheus.MustNewConstMetric(descWireBytes, prometheus.CounterValue, float64(s.WireBytes))
+	ch <- prometheus.MustNewConstMetric(descThroughput, prometheus.GaugeValue, s.Throughput.Current)
+	ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(s.Hosts.Discovered), "discovered")
+	ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(s.Hosts.Active), "active")
+	ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(s.Hosts.Blocked), "blocked")
+	ch <- prometheus.MustNewConstMetric(descWorkers, prometheus.GaugeValue, float64(s.Workers.Active), "active")
+	ch <- prometheus.MustNewConstMetric(descWorkers, prometheus.GaugeValue, float64(s.Workers.Idle), "idle")
+}
