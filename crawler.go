@@ -87,7 +87,8 @@ type Crawler struct {
 	robotsFetcher *fetch.Fetcher
 	robots        *robots.Cache
 	seen          *bloom.Set
-	seenStore     bloom.Store
+	seenStore     *pebble.SeenStore
+	dns           *fetch.DNSCache
 	index         *simhash.Index
 	traps         *trap.Detector
 	extractor     extract.Options
@@ -243,6 +244,7 @@ func (cr *Crawler) open() error {
 		})
 	}
 	dns := fetch.NewDNSCache(fetch.DNSConfig{})
+	cr.dns = dns
 	header := cfg.Header.Clone()
 	if header == nil {
 		header = http.Header{}
@@ -349,6 +351,9 @@ func (cr *Crawler) closeAll() error {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
+	}
+	if cr.dns != nil {
+		cr.dns.Close()
 	}
 	if cr.cfg.Sink != nil {
 		errs = append(errs, cr.cfg.Sink.Close())
@@ -939,10 +944,10 @@ func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
 		return err
 	}
 	if cr.seenStore != nil && cr.cfg.Queue == nil {
-		for _, k := range keys {
-			if err := cr.seenStore.Add(k); err != nil {
-				cr.cfg.Logger.Warn("seen store", "err", err)
-			}
+		if err := cr.seenStore.AddBatch(keys); err != nil {
+			// The URLs are queued; a rediscovery after a restart may
+			// queue them again, which costs a duplicate, not a loss.
+			cr.cfg.Logger.Warn("seen store", "err", err)
 		}
 	}
 	return nil

@@ -89,3 +89,37 @@ func TestSeenStoreClosed(t *testing.T) {
 		t.Fatalf("Contains after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestSeenStoreAddBatchSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []uint64{1, 42, 1 << 63, 7}
+	if err := db.SeenStore().AddBatch(keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SeenStore().AddBatch(nil); err != nil {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SeenStore().AddBatch(keys); !errors.Is(err, ErrClosed) {
+		t.Fatalf("AddBatch on a closed DB: %v, want ErrClosed", err)
+	}
+	db, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range keys {
+		if ok, err := db.SeenStore().Contains(k); err != nil || !ok {
+			t.Errorf("key %d after reopen: %v, %v", k, ok, err)
+		}
+	}
+	if ok, _ := db.SeenStore().Contains(8); ok {
+		t.Error("key 8 was never added but is reported")
+	}
+}
