@@ -27,6 +27,34 @@
 //     the lease is settled with the outcome, which sets the host's next
 //     contact time, a retry, or a recrawl.
 //
+// # The Crawler
+//
+// Crawler wires the packages for one node. Its Config has safe, polite
+// defaults (robots.txt on, one request per second and one connection per
+// host, private addresses refused, bodies limited); only UserAgent and Seeds
+// are required:
+//
+//	c, err := crawlkit.New(crawlkit.Config{
+//		UserAgent: "mybot/1.0 (+https://example.com/bot)",
+//		Seeds:     []string{"https://example.com/"},
+//		DataDir:   "crawl-data",
+//		Handler: func(ctx context.Context, p *crawlkit.Page) error {
+//			fmt.Println(p.StatusCode, p.URL, p.Title)
+//			return nil
+//		},
+//	})
+//	if err != nil {
+//		// the Config was unusable; the error says which field
+//	}
+//	err = c.Run(ctx)
+//
+// Run returns when the frontier is drained, MaxPages is reached or ctx ends.
+// With a DataDir the crawl's state lives in an embedded Pebble store: a crash
+// loses no queued URL, and a new Crawler on the same DataDir resumes. Stats,
+// StatsHandler (JSON) and MetricsHandler (Prometheus) report progress, and a
+// Sink such as WARCSink archives every fetch. Config.Queue replaces the
+// frontier with a shared one so that several processes work on one crawl.
+//
 // crawltest serves a deterministic synthetic web with ground truth and
 // server-side accounting, so crawlers built with crawlkit (or anything else)
 // can be tested for coverage, politeness and robots compliance without the
