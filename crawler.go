@@ -622,14 +622,23 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 			outcome.Fingerprint = page.Fingerprint
 		}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		if resp.StatusCode >= 500 {
+			cr.stats.err5xx.Add(1)
+		} else {
+			cr.stats.err4xx.Add(1)
+		}
 		var after time.Duration
 		if ra, ok := fetch.ParseRetryAfter(resp.Header.Get("Retry-After"), cr.cfg.Now()); ok {
 			after = ra
 		}
 		outcome = frontier.Retry(after)
 	default:
+		if resp.StatusCode >= 400 {
+			cr.stats.err4xx.Add(1)
+		}
 		outcome = frontier.Failed()
 	}
+	cr.stats.hostFetched(l.Host, outcome.Kind == frontier.OutcomeFailed || outcome.Kind == frontier.OutcomeRetry, cr.cfg.Now())
 
 	if cr.cfg.Handler != nil {
 		if err := cr.cfg.Handler(ctx, page); err != nil {
@@ -722,11 +731,17 @@ func (cr *Crawler) fetchError(l *frontier.Lease, err error) frontier.Outcome {
 	case errors.As(err, &hb):
 		cr.stats.retried.Add(1)
 		return frontier.Retry(time.Until(hb.Until))
-	case errors.Is(err, fetch.ErrTimeout) || isTransient(err):
+	case errors.Is(err, fetch.ErrTimeout):
+		cr.stats.errTimeout.Add(1)
+		cr.stats.retried.Add(1)
+		return frontier.Retry(0)
+	case isTransient(err):
+		cr.stats.errNetwork.Add(1)
 		cr.stats.retried.Add(1)
 		return frontier.Retry(0)
 	default:
 		cr.cfg.Logger.Warn("fetch failed", "url", l.URL, "err", err)
+		cr.stats.errNetwork.Add(1)
 		cr.stats.failed.Add(1)
 		return frontier.Failed()
 	}

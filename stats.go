@@ -86,12 +86,15 @@ type counters struct {
 	bytes, wireBytes                                    atomic.Int64
 	activeWorkers                                       atomic.Int64
 	hostsBlocked                                        atomic.Int64
+	// Failure categories for the dashboard.
+	errNetwork, errTimeout, err4xx, err5xx atomic.Int64
 
-	mu      sync.Mutex
-	hosts   map[string]int // host -> pages being fetched now
-	active  int
-	samples []sample // fetched counts, one a second, for Current
-	peak    float64
+	mu       sync.Mutex
+	hosts    map[string]int // host -> pages being fetched now
+	activity map[string]*hostActivity
+	active   int
+	samples  []sample // fetched counts, one a second, for Current
+	peak     float64
 }
 
 type sample struct {
@@ -102,8 +105,40 @@ type sample struct {
 // throughputWindow is the span of Throughput.Current.
 const throughputWindow = 10 * time.Second
 
+// hostActivity is what the dashboard's most-active-hosts table shows.
+type hostActivity struct {
+	fetched, errors int64
+	recent          int64 // fetches since recentSince
+	recentSince     time.Time
+	last            time.Time
+}
+
+// recentSpan is how long a host's "recent" fetch count accumulates before
+// it starts over.
+const recentSpan = time.Minute
+
 func newCounters() *counters {
-	return &counters{hosts: map[string]int{}}
+	return &counters{hosts: map[string]int{}, activity: map[string]*hostActivity{}}
+}
+
+// hostFetched records a fetch from host that ended at now.
+func (c *counters) hostFetched(host string, failed bool, now time.Time) {
+	c.mu.Lock()
+	a := c.activity[host]
+	if a == nil {
+		a = &hostActivity{recentSince: now}
+		c.activity[host] = a
+	}
+	a.fetched++
+	if failed {
+		a.errors++
+	}
+	if now.Sub(a.recentSince) > recentSpan {
+		a.recent, a.recentSince = 0, now
+	}
+	a.recent++
+	a.last = now
+	c.mu.Unlock()
 }
 
 // hostSeen records a discovered host and reports whether it was new.

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	delay := fs.Duration("delay", time.Second, "least time between requests to one host (synthetic web default: 100ms)")
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through, e.g. 10.0.0.0/8 for an intranet (repeatable)")
-	statsAddr := fs.String("stats-addr", "", "serve JSON stats at /stats and Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:8080")
+	statsAddr := fs.String("stats-addr", "", "serve the live dashboard at /, JSON stats at /stats and Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:8080")
 	webHosts := fs.Int("web-hosts", 40, "synthetic web: number of hosts")
 	webPages := fs.Int("web-pages", 25, "synthetic web: pages per host")
 	if err := fs.Parse(args); err != nil {
@@ -150,13 +150,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("-stats-addr: %w", err)
 		}
+		dash, err := c.NewDashboard()
+		if err != nil {
+			return err
+		}
+		defer dash.Close()
 		mux := http.NewServeMux()
 		mux.Handle("/stats", c.StatsHandler())
 		mux.Handle("/metrics", c.MetricsHandler())
+		mux.Handle("/", dash)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
-		fmt.Fprintf(stdout, "Stats at http://%s/stats, metrics at http://%s/metrics\n", ln.Addr(), ln.Addr())
+		fmt.Fprintf(stdout, "Dashboard at http://%s/, stats at /stats, metrics at /metrics\n", ln.Addr())
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
