@@ -1,0 +1,396 @@
+// Package harness holds what the end-to-end benchmark commands share: the
+// wire format between the synthetic-web server process (cmd/benchweb) and the
+// crawler commands, the dialer that sends every virtual host to that server,
+// the crawler's own resource usage, and the one JSON line each crawler command
+// prints.
+//
+// The server and the crawler run in separate processes so that the crawler's
+// CPU time and peak RSS are its own. Everything the benchmark judges a crawler
+// by (robots violations, politeness violations, duplicate fetches, trap
+// fetches, coverage of the ground truth) comes from the server's accounting,
+// never from what the crawler reports about itself.
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrNotVirtualHost is returned by the dialer for any address that is not a
+// virtual host of the synthetic web (a name under the .test TLD).
+var ErrNotVirtualHost = errors.New("harness: not a virtual host of the synthetic web")
+
+// Dialer returns a dial function that connects every "*.test" host, whatever
+// its port, to webAddr (the server's real loopback address) and refuses every
+// other address before dialing, so a crawler under benchmark can never reach
+// the network.
+func Dialer(webAddr string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q: %v", ErrNotVirtualHost, addr, err)
+		}
+		if !IsVirtualHost(host) {
+			return nil, fmt.Errorf("%w: %q", ErrNotVirtualHost, addr)
+		}
+		return d.DialContext(ctx, "tcp", webAddr)
+	}
+}
+
+// IsVirtualHost reports whether host (without port) lies under the reserved
+// .test top-level domain (RFC 6761 §6.2), where the synthetic web lives.
+func IsVirtualHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	return strings.HasSuffix(h, ".test") && len(h) > len(".test")
+}
+
+// Transport returns an HTTP transport that reaches the synthetic web at
+// webAddr through Dialer, with enough idle connections per host that a
+// crawler with many hosts in flight does not redial for every request.
+func Transport(webAddr string) *http.Transport {
+	return &http.Transport{
+		DialContext:         Dialer(webAddr),
+		MaxIdleConns:        4096,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     30 * time.Second,
+		ForceAttemptHTTP2:   false,
+	}
+}
+
+// Usage is a process's resource usage.
+type Usage struct {
+	CPU    time.Duration // user + system time
+	MaxRSS int64         // peak resident set size in bytes
+}
+
+// SelfUsage returns the calling process's CPU time and peak RSS
+// (getrusage(RUSAGE_SELF); Linux reports ru_maxrss in KiB).
+func SelfUsage() (Usage, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return Usage{}, fmt.Errorf("harness: getrusage: %w", err)
+	}
+	return Usage{
+		CPU:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		MaxRSS: ru.Maxrss * 1024,
+	}, nil
+}
+
+// ServerReport is the server's accounting of one crawl, as served by the
+// control endpoint's /report. Every count excludes requests for /robots.txt
+// unless its name says otherwise.
+type ServerReport struct {
+	// Pages counts page requests (all requests but /robots.txt).
+	Pages         int `json:"pages"`
+	RobotsFetches int `json:"robots_fetches"`
+	NotFound      int `json:"not_found"`
+
+	RobotsViolations int `json:"robots_violations"`
+	// RobotsViolationURLs holds the first few URLs fetched against
+	// robots.txt.
+	RobotsViolationURLs   []string `json:"robots_violation_urls,omitempty"`
+	BeforeRobots          int      `json:"before_robots"`
+	SpacingViolations     int      `json:"spacing_violations"`
+	ConcurrencyViolations int      `json:"concurrency_violations"`
+	ExactRepeats          int      `json:"exact_repeats"`
+	SpellingRepeats       int      `json:"spelling_repeats"`
+	ContentRepeats        int      `json:"content_repeats"`
+	TrapFetches           int      `json:"trap_fetches"`
+
+	// TruthUnique is the number of unique pages of the ground truth for
+	// the agent and depth bound; Covered how many of them the crawl
+	// fetched under any URL. Coverage is Covered / TruthUnique.
+	TruthUnique int     `json:"truth_unique"`
+	Covered     int     `json:"covered"`
+	Coverage    float64 `json:"coverage"`
+	// MaxDepth is the depth bound the truth was computed for.
+	MaxDepth int `json:"max_depth"`
+
+	// ServerCPU is the server process's CPU time since the last reset.
+	ServerCPUSeconds float64 `json:"server_cpu_s"`
+}
+
+// WebInfo is the line cmd/benchweb prints on standard output once it serves:
+// where the synthetic web and the control endpoint listen, and what the web
+// is.
+type WebInfo struct {
+	Web      string `json:"web"`     // host:port of the synthetic web
+	Control  string `json:"control"` // host:port of the control endpoint
+	Hosts    int    `json:"hosts"`
+	Pages    int    `json:"pages_per_host"`
+	Agent    string `json:"agent"`
+	MaxDepth int    `json:"max_depth"`
+	// CrawlableHosts is the number of hosts whose robots.txt lets the
+	// agent fetch something; the politeness ceiling is this many
+	// requests per gap.
+	CrawlableHosts int `json:"crawlable_hosts"`
+	// TruthUnique is the size of the ground truth (unique pages).
+	TruthUnique int `json:"truth_unique"`
+}
+
+// Control is a client of the benchmark server's control endpoint.
+type Control struct {
+	base   string
+	client *http.Client
+}
+
+// NewControl returns a client for the control endpoint at addr (host:port).
+func NewControl(addr string) *Control {
+	return &Control{base: "http://" + addr, client: &http.Client{Timeout: 5 * time.Minute}}
+}
+
+func (c *Control) get(path string, v any) error {
+	resp, err := c.client.Get(c.base + path)
+	if err != nil {
+		return fmt.Errorf("harness: control %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("harness: control %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("harness: control %s: decoding: %w", path, err)
+	}
+	return nil
+}
+
+// Info returns the web's description.
+func (c *Control) Info() (WebInfo, error) {
+	var wi WebInfo
+	err := c.get("/info", &wi)
+	return wi, err
+}
+
+// Seeds returns the web's seed URLs.
+func (c *Control) Seeds() ([]string, error) {
+	var s []string
+	err := c.get("/seeds", &s)
+	return s, err
+}
+
+// Count returns the number of page requests the server has answered since
+// the last reset; it is cheap enough to poll during a crawl.
+func (c *Control) Count() (int64, error) {
+	var n int64
+	err := c.get("/count", &n)
+	return n, err
+}
+
+// Report returns the server's accounting since the last reset.
+func (c *Control) Report() (ServerReport, error) {
+	var r ServerReport
+	err := c.get("/report", &r)
+	return r, err
+}
+
+// Reset clears the server's accounting before a crawl.
+func (c *Control) Reset() error {
+	var ok bool
+	resp, err := c.client.Post(c.base+"/reset", "text/plain", nil)
+	if err != nil {
+		return fmt.Errorf("harness: control /reset: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("harness: control /reset: %s", resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(&ok)
+}
+
+// Params are the settings every crawler command takes, so that the matrix
+// runs each crawler with the same ones.
+type Params struct {
+	Web      string        // host:port of the synthetic web
+	Control  string        // host:port of its control endpoint
+	Agent    string        // robots.txt product token; the User-Agent is Agent + "/1.0"
+	MaxDepth int           // links followed from a seed (0: none)
+	MaxPages int           // stop after about this many page requests (0: none)
+	Workers  int           // requests in flight at once, where the crawler has such a knob
+	Delay    time.Duration // least time between requests to one host
+	Timeout  time.Duration // the crawl is stopped after this long
+	Window   time.Duration // if set, also report the server's page count at this time after the start
+	Label    string        // name of the run, copied into the result
+}
+
+// UserAgent returns the User-Agent header the crawlers send.
+func (p Params) UserAgent() string { return p.Agent + "/1.0 (+http://bench.test/)" }
+
+// RegisterFlags defines p's flags on fs with the matrix's defaults.
+func (p *Params) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&p.Web, "web", "", "host:port of the synthetic web (from benchweb)")
+	fs.StringVar(&p.Control, "control", "", "host:port of benchweb's control endpoint")
+	fs.StringVar(&p.Agent, "agent", "benchbot", "robots.txt product token")
+	fs.IntVar(&p.MaxDepth, "max-depth", 5, "links followed from a seed (0: no bound)")
+	fs.IntVar(&p.MaxPages, "max-pages", 0, "stop after about this many pages (0: no cap)")
+	fs.IntVar(&p.Workers, "workers", 32, "requests in flight at once")
+	fs.DurationVar(&p.Delay, "delay", time.Millisecond, "least time between two requests to one host")
+	fs.DurationVar(&p.Timeout, "timeout", 10*time.Minute, "stop the crawl after this long")
+	fs.DurationVar(&p.Window, "window", 0, "also report the pages served this long after the start (0: off)")
+	fs.StringVar(&p.Label, "label", "", "name of the run, copied into the result")
+}
+
+// Check reports a missing required parameter.
+func (p Params) Check() error {
+	if p.Web == "" || p.Control == "" {
+		return errors.New("harness: -web and -control are required")
+	}
+	if p.Agent == "" {
+		return errors.New("harness: -agent must not be empty")
+	}
+	return nil
+}
+
+// Result is the JSON line a crawler command prints.
+type Result struct {
+	Crawler string `json:"crawler"`
+	Label   string `json:"label,omitempty"`
+
+	// Pages is the server's count of page requests; CrawlerPages the
+	// crawler's own count of responses it handled.
+	Pages        int     `json:"pages"`
+	CrawlerPages int64   `json:"crawler_pages"`
+	ElapsedS     float64 `json:"elapsed_s"`
+	PagesPerS    float64 `json:"pages_per_s"`
+	// WindowPages is the server's page count Window after the start (0
+	// when no window was asked for or the crawl ended before it).
+	WindowS       float64 `json:"window_s,omitempty"`
+	WindowPages   int64   `json:"window_pages,omitempty"`
+	CPUSeconds    float64 `json:"cpu_s"`
+	CPUPer1000    float64 `json:"cpu_s_per_1000_pages"`
+	PeakRSSMB     float64 `json:"peak_rss_mb"`
+	Coverage      float64 `json:"coverage"`
+	ExactDup      int     `json:"duplicate_fetches_exact"`
+	SpellingDup   int     `json:"duplicate_fetches_spelling"`
+	ContentDup    int     `json:"duplicate_content_fetches"`
+	RobotsViol    int     `json:"robots_violations"`
+	PolitenessVio int     `json:"politeness_violations"`
+	TrapFetches   int     `json:"trap_fetches"`
+	// Server is the server's full report.
+	Server ServerReport `json:"server"`
+	// Error is the crawl's error, if it ended with one.
+	Error string `json:"error,omitempty"`
+}
+
+// Run measures one crawl: it resets the server's accounting, calls crawl
+// with a context that ends after p.Timeout, and returns the result with the
+// server's accounting and the process's resource usage. crawl returns the
+// number of responses the crawler handled.
+func Run(name string, p Params, crawl func(ctx context.Context) (int64, error)) (Result, error) {
+	ctl := NewControl(p.Control)
+	if err := ctl.Reset(); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.Timeout)
+	defer cancel()
+
+	res := Result{Crawler: name, Label: p.Label}
+	windowDone := make(chan struct{})
+	if p.Window > 0 {
+		stop := make(chan struct{})
+		defer func() { close(stop); <-windowDone }()
+		go func() {
+			defer close(windowDone)
+			t := time.NewTimer(p.Window)
+			defer t.Stop()
+			select {
+			case <-stop:
+			case <-t.C:
+				if n, err := ctl.Count(); err == nil {
+					res.WindowS = p.Window.Seconds()
+					res.WindowPages = n
+				}
+			}
+		}()
+	} else {
+		close(windowDone)
+	}
+
+	start := time.Now()
+	n, crawlErr := crawl(ctx)
+	elapsed := time.Since(start)
+	use, err := SelfUsage()
+	if err != nil {
+		return Result{}, err
+	}
+	if p.Window > 0 {
+		// The window's sample is only meaningful if the crawl outlived it.
+		if elapsed < p.Window {
+			res.WindowS, res.WindowPages = 0, 0
+		}
+	}
+	rep, err := ctl.Report()
+	if err != nil {
+		return Result{}, err
+	}
+	res.Pages = rep.Pages
+	res.CrawlerPages = n
+	res.ElapsedS = elapsed.Seconds()
+	if elapsed > 0 {
+		res.PagesPerS = float64(rep.Pages) / elapsed.Seconds()
+	}
+	res.CPUSeconds = use.CPU.Seconds()
+	if rep.Pages > 0 {
+		res.CPUPer1000 = use.CPU.Seconds() / float64(rep.Pages) * 1000
+	}
+	res.PeakRSSMB = float64(use.MaxRSS) / (1 << 20)
+	res.Coverage = rep.Coverage
+	res.ExactDup = rep.ExactRepeats
+	res.SpellingDup = rep.SpellingRepeats
+	res.ContentDup = rep.ContentRepeats
+	res.RobotsViol = rep.RobotsViolations
+	res.PolitenessVio = rep.SpacingViolations + rep.ConcurrencyViolations
+	res.TrapFetches = rep.TrapFetches
+	res.Server = rep
+	if crawlErr != nil {
+		res.Error = crawlErr.Error()
+	}
+	return res, nil
+}
+
+// Main is the body of a crawler command: it parses the flags, runs the crawl
+// through Run and prints the result as one JSON line on standard output.
+// Extra flags may be defined on fs before Main is called.
+func Main(name string, fs *flag.FlagSet, args []string, crawl func(ctx context.Context, p Params) (int64, error)) {
+	var p Params
+	p.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		os.Exit(2)
+	}
+	if err := p.Check(); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(2)
+	}
+	res, err := Run(name, p, func(ctx context.Context) (int64, error) { return crawl(ctx, p) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+	fmt.Println(string(out))
+}
+
+// HostOf returns the lower-case host name of rawURL without port, or "".
+func HostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
