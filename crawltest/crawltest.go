@@ -26,7 +26,11 @@
 //     and clusters of near-duplicate pages;
 //   - spider traps on some hosts (see TrapKind);
 //   - hostile endpoints for fetcher tests on the host hostile.test (see
-//     HostileURL and the Hostile* constants).
+//     HostileURL and the Hostile* constants);
+//   - optionally (Config.JSPages), a JavaScript site on app.test whose pages
+//     build their links with scripts, the ways single-page applications do,
+//     beside pages that need no script, with ground truth for which is which
+//     (see JSHost and JSTruth).
 //
 // Web.Truth reports the ground truth computed from the generator: every page
 // a robots-respecting crawler can reach from Web.Seeds, which of them are
@@ -136,6 +140,11 @@ type Config struct {
 	// EndlessSize caps the "endless" body, which otherwise runs until the
 	// client goes away (default 4 GiB).
 	EndlessSize int64
+
+	// JSPages, if positive, serves the JavaScript site on JSHost with this
+	// many numbered pages (its home and JSLeakPath page come on top); see
+	// JSHost and JSTruth. Zero serves no such host.
+	JSPages int
 }
 
 func (c *Config) ensureDefaults() error {
@@ -153,6 +162,9 @@ func (c *Config) ensureDefaults() error {
 	}
 	if c.Hosts > maxHosts || c.PagesPerHost > maxPages {
 		return fmt.Errorf("%w: at most %d hosts of %d pages", ErrConfig, maxHosts, maxPages)
+	}
+	if c.JSPages < 0 || c.JSPages > maxJSPages {
+		return fmt.Errorf("%w: JSPages must be within 0..%d", ErrConfig, maxJSPages)
 	}
 	if c.Agent == "" {
 		c.Agent = "crawlkit"
@@ -218,6 +230,7 @@ type Web struct {
 	acct  *accounting
 	done  chan struct{} // closed by Close; ends hostile endpoints
 	bombs bombCache
+	js    jsAccounting
 
 	// mu guards closed and the handler count in wg, so that no handler
 	// starts (wg.Add) once Close is waiting for the others (wg.Wait).
@@ -312,7 +325,7 @@ func (w *Web) DialContext(ctx context.Context, network, addr string) (net.Conn, 
 // isVirtualHost reports whether host names a host this web serves.
 func (w *Web) isVirtualHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == HostileHost {
+	if host == HostileHost || host == JSHost && w.cfg.JSPages > 0 {
 		return true
 	}
 	_, ok := w.gen.hostIndex(host)
@@ -402,6 +415,11 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 			w.cfg.OnRequest(r)
 		}
 		w.serveHostile(rw, r)
+		return
+	}
+	if host == JSHost && w.cfg.JSPages > 0 {
+		w.acct.hostile(r)
+		w.serveJS(rw, r)
 		return
 	}
 	hi, ok := w.gen.hostIndex(host)
