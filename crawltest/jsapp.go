@@ -383,7 +383,7 @@ func (g *generator) jsPage(n int, path string) string {
 
 // jsStatic holds the site's scripts.
 var jsStatic = map[string]string{
-	"/static/vendor.js": "/* a stand-in for a framework bundle */\nwindow.__vendor = {version: \"1.0.0\"};\n",
+	"/static/vendor.js":    "/* a stand-in for a framework bundle */\nwindow.__vendor = {version: \"1.0.0\"};\n",
 	"/static/analytics.js": "/* page-view analytics */\nwindow.dataLayer = window.dataLayer || [];\n",
 	"/static/app.js": jsAddLinks + `const root = document.getElementById("root");
 fetch("/api/links?page=" + root.dataset.page)
