@@ -1,0 +1,317 @@
+// Package distributed runs a crawlkit crawl on several machines over NATS
+// JetStream: the reference distributed assembly.
+//
+// Every node runs an ordinary crawlkit.Crawler whose Config.Queue is a Queue
+// of this package. The Queue turns the crawl's frontier into a partitioned,
+// replicated log:
+//
+//   - A discovered URL is published to one of P partition subjects
+//     ("crawl.<crawl>.p.<n>"), n = urlnorm.HostKey(host) mod P, so every URL
+//     of a host lands in one partition. Publishes are asynchronous and
+//     batched per page; each carries a Nats-Msg-Id derived from the URL's key
+//     so that the server drops a repeated publish (a retry, or the same seed
+//     from every node) inside its duplicate window.
+//   - Each partition has one durable pull consumer with a pinned priority
+//     group (nats-server 2.11+). Nodes register in a key-value bucket with
+//     heartbeats, and each partition is assigned by rendezvous hashing over
+//     the live members, so a join or a death moves only the partitions that
+//     hashed to the node that came or went. The assignment says who should
+//     consume; the pin guarantees that at most one node receives a
+//     partition's messages at a time, even while two nodes briefly disagree
+//     about membership.
+//   - The owner of a partition feeds its messages into a local
+//     frontier.Frontier, which schedules by the shared fetch.Politeness as on
+//     one node. A host lives in one partition, so politeness and URL dedup
+//     stay local to one node.
+//   - A message is acknowledged only when its URL's outcome is final: the
+//     page was fetched and its links were published (the Crawler calls Add
+//     before Done), or it failed for good. Until then the message counts as
+//     pending in the consumer; InProgress keeps it from being redelivered
+//     while it waits in the local frontier, and retries go back to the
+//     stream with NakWithDelay. A node killed with SIGKILL therefore loses
+//     nothing: after its heartbeat expires its partitions move, and its
+//     unacknowledged messages are redelivered to the new owners after
+//     AckWait.
+//   - Dedup is by partition: a message is fetched only if it is the first
+//     message of its URL in the partition (the "primary"); later ones are
+//     acknowledged and dropped. The owner keeps the partition's seen set
+//     (package bloom, with an exact store) and rebuilds it on takeover by
+//     replaying the partition's headers, which carry the URL key (see
+//     README.md for why replay rather than snapshots, with measurements).
+//   - The crawl is finished when every partition consumer has nothing
+//     pending and nothing unacknowledged, and no message was published while
+//     that was checked; only then does the Queue's NextAt report a zero time,
+//     so every node's Crawler ends its Run.
+//
+// The stream keeps every published message (limits retention), because the
+// log is what a new owner replays. See README.md for deployment on a NATS
+// cluster, sizing, and how this maps onto the Kafka design it follows.
+package distributed
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlkit/crawlkit"
+)
+
+// Defaults applied by NewNode.
+const (
+	DefaultPartitions          = 64
+	DefaultMemberTTL           = 10 * time.Second
+	DefaultAckWait             = time.Minute
+	DefaultMaxHeldPerPartition = 256
+	DefaultRetryBase           = 30 * time.Second
+	DefaultRetryMax            = time.Hour
+	DefaultMaxAttempts         = 5
+	// DefaultExtraDeliveries is how many deliveries beyond MaxAttempts a
+	// message may have before it is given up: handovers and crashes also
+	// redeliver, and should not use up a URL's attempts.
+	DefaultExtraDeliveries = 3
+)
+
+// MinServerVersion is the oldest nats-server the assembly runs on: pinned
+// consumers (the ownership fence) and per-message headers replay need 2.11.
+// Older servers accept the consumer configuration but ignore the pin, so
+// two nodes could consume one partition at once.
+const MinServerVersion = "2.11.0"
+
+var (
+	// ErrConfig is wrapped by every error NewNode returns for an unusable
+	// Config.
+	ErrConfig = errors.New("distributed: invalid config")
+	// ErrServerTooOld is returned when the NATS server is older than
+	// MinServerVersion.
+	ErrServerTooOld = errors.New("distributed: NATS server too old")
+)
+
+// Config configures a Node.
+type Config struct {
+	// NATSURL lists the NATS servers, comma-separated
+	// ("nats://a:4222,nats://b:4222").
+	NATSURL string
+	// NodeID names this node in the membership bucket; letters, digits,
+	// '-' and '_'. It must be unique among the live nodes of a crawl.
+	NodeID string
+	// CrawlID names the crawl: its stream, consumers and buckets are
+	// derived from it (letters, digits, '-' and '_').
+	CrawlID string
+	// Partitions is the number of partitions P (default 64). Every node of
+	// a crawl must use the same P; it is fixed when the stream is created.
+	Partitions int
+	// Replicas is the replication factor of the stream and buckets
+	// (default 1; use 3 on a cluster).
+	Replicas int
+
+	// Crawler configures each node's Crawler; its Queue and Politeness are
+	// set by the Node. Every node of a crawl should get the same seeds and
+	// scope (seeds published by several nodes are deduplicated).
+	Crawler crawlkit.Config
+
+	// MemberTTL is how long a node stays a member without a heartbeat
+	// (default 10 s); heartbeats are sent every MemberTTL/4. A node that
+	// has not heartbeated for MemberTTL/2 stops handing out URLs until it
+	// can again, so it stops fetching before the others take over its
+	// partitions.
+	MemberTTL time.Duration
+	// AckWait is how long a delivered message may go without an ack or
+	// InProgress before the server redelivers it (default 1 minute). It
+	// bounds how long a dead node's URLs wait before they are fetched by
+	// another node. InProgress is sent every AckWait/3 for held messages.
+	AckWait time.Duration
+	// MaxHeldPerPartition bounds the messages of one partition a node
+	// holds unacknowledged (default 256): the consumer's MaxAckPending.
+	MaxHeldPerPartition int
+	// HandoverHold is how long a node waits before fetching from a
+	// partition it took over from another node (one whose consumer had
+	// delivered messages before), so that the host's previous fetch from
+	// the old owner and the first one from the new owner are spaced at
+	// least this much: politeness state does not move with the partition.
+	// Default: Crawler.MaxCrawlDelay, or 30 s.
+	HandoverHold time.Duration
+	// PullExpiry is how long one pull request waits on the server
+	// (default MemberTTL/4, at least 1 s). The pin lasts 3 × PullExpiry
+	// without a pull.
+	PullExpiry time.Duration
+
+	// RetryBase and RetryMax bound the wait before a retried URL is
+	// redelivered: RetryBase × 2^(attempt-1), at most RetryMax, and at
+	// least the Retry-After the Crawler asked for (defaults 30 s and 1 h;
+	// Crawler.RetryBackoff sets RetryBase when RetryBase is zero).
+	RetryBase, RetryMax time.Duration
+	// MaxAttempts bounds the attempts of a URL (default
+	// Crawler.MaxAttempts or 5); a message delivered more than
+	// MaxAttempts + DefaultExtraDeliveries times is dropped as failed.
+	MaxAttempts int
+	// ExpectedURLs sizes each partition's seen set
+	// (ExpectedURLs/Partitions, at least 4096; default 1 million in all).
+	ExpectedURLs uint64
+
+	// Logger receives the node's events; nil discards them.
+	Logger *slog.Logger
+	// Now is the node's clock; nil means time.Now.
+	Now func() time.Time
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// withDefaults checks cfg and fills in defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.NATSURL == "" {
+		return cfg, fmt.Errorf("%w: NATSURL is empty", ErrConfig)
+	}
+	if !namePattern.MatchString(cfg.NodeID) {
+		return cfg, fmt.Errorf("%w: node id %q: want 1-64 letters, digits, '-' or '_'", ErrConfig, cfg.NodeID)
+	}
+	if !namePattern.MatchString(cfg.CrawlID) {
+		return cfg, fmt.Errorf("%w: crawl id %q: want 1-64 letters, digits, '-' or '_'", ErrConfig, cfg.CrawlID)
+	}
+	if cfg.Partitions == 0 {
+		cfg.Partitions = DefaultPartitions
+	}
+	if cfg.Partitions < 1 || cfg.Partitions > 4096 {
+		return cfg, fmt.Errorf("%w: %d partitions: want 1 to 4096", ErrConfig, cfg.Partitions)
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Replicas < 1 || cfg.Replicas > 5 {
+		return cfg, fmt.Errorf("%w: %d replicas: want 1 to 5", ErrConfig, cfg.Replicas)
+	}
+	if cfg.MemberTTL == 0 {
+		cfg.MemberTTL = DefaultMemberTTL
+	}
+	if cfg.MemberTTL < time.Second {
+		return cfg, fmt.Errorf("%w: member TTL %v: want at least 1s", ErrConfig, cfg.MemberTTL)
+	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = DefaultAckWait
+	}
+	if cfg.AckWait < time.Second {
+		return cfg, fmt.Errorf("%w: ack wait %v: want at least 1s", ErrConfig, cfg.AckWait)
+	}
+	if cfg.MaxHeldPerPartition == 0 {
+		cfg.MaxHeldPerPartition = DefaultMaxHeldPerPartition
+	}
+	if cfg.MaxHeldPerPartition < 1 {
+		return cfg, fmt.Errorf("%w: MaxHeldPerPartition %d: want at least 1", ErrConfig, cfg.MaxHeldPerPartition)
+	}
+	if cfg.HandoverHold == 0 {
+		cfg.HandoverHold = cfg.Crawler.MaxCrawlDelay
+		if cfg.HandoverHold == 0 {
+			cfg.HandoverHold = crawlkit.DefaultMaxCrawlDelay
+		}
+	}
+	if cfg.PullExpiry == 0 {
+		cfg.PullExpiry = max(cfg.MemberTTL/4, time.Second)
+	}
+	if cfg.PullExpiry < time.Second {
+		return cfg, fmt.Errorf("%w: pull expiry %v: want at least 1s", ErrConfig, cfg.PullExpiry)
+	}
+	if cfg.RetryBase == 0 {
+		cfg.RetryBase = cfg.Crawler.RetryBackoff
+		if cfg.RetryBase == 0 {
+			cfg.RetryBase = DefaultRetryBase
+		}
+	}
+	if cfg.RetryMax == 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = cfg.Crawler.MaxAttempts
+		if cfg.MaxAttempts == 0 {
+			cfg.MaxAttempts = DefaultMaxAttempts
+		}
+	}
+	if cfg.ExpectedURLs == 0 {
+		cfg.ExpectedURLs = crawlkit.DefaultExpectedURLs
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg, nil
+}
+
+// names derives the JetStream names of a crawl.
+type names struct {
+	crawl   string
+	stream  string // the URL log
+	members string // the membership bucket
+}
+
+func namesFor(crawlID string) names {
+	return names{
+		crawl:   crawlID,
+		stream:  "CRAWL_" + crawlID,
+		members: "crawl_" + crawlID + "_members",
+	}
+}
+
+// subject is partition p's subject.
+func (n names) subject(p int) string { return "crawl." + n.crawl + ".p." + strconv.Itoa(p) }
+
+// subjects is the stream's subject filter.
+func (n names) subjects() string { return "crawl." + n.crawl + ".p.*" }
+
+// consumer is partition p's durable consumer name.
+func (n names) consumer(p int) string { return "p" + strconv.Itoa(p) }
+
+// partitionOfConsumer parses a consumer name made by consumer.
+func partitionOfConsumer(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, "p")
+	if !ok {
+		return 0, false
+	}
+	p, err := strconv.Atoi(s)
+	return p, err == nil && p >= 0
+}
+
+// priorityGroup is the pinned priority group every owner pulls through.
+const priorityGroup = "owner"
+
+// checkServerVersion refuses servers older than MinServerVersion.
+func checkServerVersion(v string) error {
+	if !versionAtLeast(v, MinServerVersion) {
+		return fmt.Errorf("%w: connected to nats-server %q, need %s or newer (pinned consumers; older servers ignore the pin, so two nodes could consume one partition)",
+			ErrServerTooOld, v, MinServerVersion)
+	}
+	return nil
+}
+
+// versionAtLeast compares dotted numeric versions ("2.11.4", "v2.12.0-RC.1"
+// counts as 2.12.0).
+func versionAtLeast(v, min string) bool {
+	parse := func(s string) [3]int {
+		var out [3]int
+		s = strings.TrimPrefix(s, "v")
+		if i := strings.IndexAny(s, "-+ "); i >= 0 {
+			s = s[:i]
+		}
+		for i, part := range strings.SplitN(s, ".", 3) {
+			n, err := strconv.Atoi(part)
+			if err != nil {
+				return [3]int{-1}
+			}
+			out[i] = n
+		}
+		return out
+	}
+	a, b := parse(v), parse(min)
+	if a[0] < 0 {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return true
+}

@@ -1,0 +1,758 @@
+package distributed
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/bloom"
+	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// Queue is a crawlkit.Queue over the partitioned URL stream: Add publishes,
+// and Next, NextAt and Done serve the URLs of the partitions this node owns
+// from a local frontier. Create one with a Node.
+type Queue struct {
+	cfg    Config
+	names  names
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	front  *frontier.Frontier
+	log    *slog.Logger
+	now    func() time.Time
+	// healthy reports whether this node may still consider itself a
+	// member (see membership.healthy); nil means always.
+	healthy func(time.Time) bool
+
+	parts []*partition
+
+	mu   sync.Mutex
+	held map[string]*heldMsg // by URL: the messages this node holds
+	// settled is signalled when a lease of a released partition settles.
+	settled *sync.Cond
+
+	finMu      sync.Mutex
+	finChecked time.Time
+	finResult  bool
+
+	counters queueCounters
+}
+
+// queueCounters are the Queue's own statistics.
+type queueCounters struct {
+	published, publishDuplicates atomic.Int64
+	delivered, dropped           atomic.Int64
+	acked, naked, given          atomic.Int64
+	replayed                     atomic.Int64
+	replayNanos                  atomic.Int64
+	acquired, released           atomic.Int64
+}
+
+// QueueStats are a Queue's counters, served by the node at /queue.
+type QueueStats struct {
+	// Owned lists the partitions this node consumes now.
+	Owned []int `json:"owned"`
+	// Held is the number of messages held unacknowledged.
+	Held int `json:"held"`
+	// Published counts URLs published; PublishDuplicates those the
+	// server dropped as repeats of a recent Nats-Msg-Id.
+	Published         int64 `json:"published"`
+	PublishDuplicates int64 `json:"publish_duplicates"`
+	// Delivered counts messages received; Dropped those that were not the
+	// first of their URL in the partition (acknowledged unfetched).
+	Delivered int64 `json:"delivered"`
+	Dropped   int64 `json:"dropped_duplicates"`
+	// Acked counts URLs finished; Naked retries sent back with a delay;
+	// GivenUp messages dropped after too many deliveries.
+	Acked   int64 `json:"acked"`
+	Naked   int64 `json:"naked"`
+	GivenUp int64 `json:"given_up"`
+	// Replayed counts messages read to rebuild seen sets, in
+	// ReplaySeconds.
+	Replayed      int64   `json:"replayed"`
+	ReplaySeconds float64 `json:"replay_seconds"`
+	// Acquired and Released count partition moves to and from this node.
+	Acquired int64 `json:"acquired"`
+	Released int64 `json:"released"`
+}
+
+// partition is one partition's state on this node.
+type partition struct {
+	id       int
+	subject  string
+	consumer jetstream.Consumer
+
+	// Guarded by Queue.mu.
+	owned  bool
+	gen    int // bumped on every acquire and release; stale callbacks compare it
+	cc     jetstream.ConsumeContext
+	leased int // leases handed out and not settled
+
+	// Guarded by mu: the seen set, used by the consume callback (one at a
+	// time) and by Done.
+	mu        sync.Mutex
+	seen      *bloom.Set
+	hw        uint64              // highest stream sequence whose URL is in seen
+	ackFloor  uint64              // the consumer's ack floor when acquired
+	open      map[uint64]struct{} // primary messages above ackFloor not known to be acked
+	holdUntil time.Time           // no fetch before this (handover politeness)
+}
+
+// heldMsg is a message this node holds: queued in the local frontier or
+// leased to a worker.
+type heldMsg struct {
+	msg    jetstream.Msg
+	part   *partition
+	gen    int
+	seq    uint64
+	tries  uint64 // deliveries so far
+	leased bool
+}
+
+// wireEntry is a published URL.
+type wireEntry struct {
+	URL      string  `json:"u"`
+	Host     string  `json:"h,omitempty"`
+	Depth    int     `json:"d,omitempty"`
+	Priority float64 `json:"p,omitempty"`
+	Meta     []byte  `json:"m,omitempty"`
+}
+
+// msgID is a URL's Nats-Msg-Id: its urlnorm.Key in hex. Replay reads the
+// key back from it, so it never has to decode a message body.
+func msgID(key uint64) string {
+	var b [8]byte
+	for i := range 8 {
+		b[i] = byte(key >> (56 - 8*i))
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func keyOfMsgID(id string) (uint64, bool) {
+	if len(id) != 16 {
+		return 0, false
+	}
+	k, err := strconv.ParseUint(id, 16, 64)
+	return k, err == nil
+}
+
+var _ crawlkit.Queue = (*Queue)(nil)
+
+func newQueue(cfg Config, js jetstream.JetStream, stream jetstream.Stream, pol frontier.Politeness) (*Queue, error) {
+	front, err := frontier.New(frontier.Options{
+		Politeness:       pol,
+		Prioritizer:      cfg.Crawler.Prioritizer,
+		MaxLeasesPerHost: max(cfg.Crawler.MaxConnsPerHost, 1),
+		Now:              cfg.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue{
+		cfg: cfg, names: namesFor(cfg.CrawlID), js: js, stream: stream, front: front,
+		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{},
+	}
+	q.settled = sync.NewCond(&q.mu)
+	q.parts = make([]*partition, cfg.Partitions)
+	for p := range q.parts {
+		q.parts[p] = &partition{id: p, subject: q.names.subject(p)}
+	}
+	return q, nil
+}
+
+// PartitionOf returns the partition of a host (a urlnorm.Host value).
+func PartitionOf(host string, partitions int) int {
+	return int(urlnorm.HostKey(host) % uint64(partitions))
+}
+
+// Add publishes entries to their partitions and returns when the stream has
+// stored every one of them (or one failed): a page's links are durable
+// before its own message is acknowledged.
+func (q *Queue) Add(entries ...frontier.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	futures := make([]jetstream.PubAckFuture, 0, len(entries))
+	var firstErr error
+	for _, e := range entries {
+		host := e.Host
+		if host == "" {
+			h, err := urlnorm.HostOf(e.URL)
+			if err != nil {
+				firstErr = fmt.Errorf("%w: %q: %w", frontier.ErrInvalidEntry, e.URL, err)
+				break
+			}
+			host = h
+		}
+		data, err := json.Marshal(wireEntry{URL: e.URL, Host: host, Depth: e.Depth, Priority: e.Priority, Meta: e.Meta})
+		if err != nil {
+			firstErr = err
+			break
+		}
+		m := nats.NewMsg(q.names.subject(PartitionOf(host, q.cfg.Partitions)))
+		m.Header.Set(jetstream.MsgIDHeader, msgID(urlnorm.Key(e.URL)))
+		m.Data = data
+		f, err := q.js.PublishMsgAsync(m)
+		if err != nil {
+			firstErr = fmt.Errorf("distributed: publishing %q: %w", e.URL, err)
+			break
+		}
+		futures = append(futures, f)
+	}
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for _, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			q.counters.published.Add(1)
+			if ack.Duplicate {
+				q.counters.publishDuplicates.Add(1)
+			}
+		case err := <-f.Err():
+			if firstErr == nil {
+				firstErr = fmt.Errorf("distributed: publishing: %w", err)
+			}
+		case <-timeout.C:
+			if firstErr == nil {
+				firstErr = fmt.Errorf("distributed: publishing: %w", context.DeadlineExceeded)
+			}
+			return firstErr
+		}
+	}
+	return firstErr
+}
+
+// Next returns a lease on a URL of an owned partition whose host may be
+// contacted now, blocking until there is one or ctx ends.
+func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
+	for {
+		l, err := q.front.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if q.claim(ctx, l) {
+			return l, nil
+		}
+	}
+}
+
+// NextAt is Next without blocking. When nothing is ready locally it reports
+// a zero time only if the whole crawl is finished (see the package
+// documentation); otherwise a time shortly ahead, so the Crawler polls.
+func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
+	for {
+		l, at, err := q.front.NextAt(now)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if l == nil {
+			if !at.IsZero() {
+				return nil, at, nil
+			}
+			if q.finished(now) {
+				return nil, time.Time{}, nil
+			}
+			return nil, now.Add(250 * time.Millisecond), nil
+		}
+		if q.claim(context.Background(), l) {
+			return l, time.Time{}, nil
+		}
+	}
+}
+
+// claim ties a local lease to its held message. A lease whose message is
+// no longer held here (its partition moved away, or a stale copy of a URL
+// queued twice) is settled locally and reported false. While this node's
+// membership heartbeat is failing, claim waits: the others may be about to
+// take the partition over, and this node must not fetch meanwhile.
+func (q *Queue) claim(ctx context.Context, l *frontier.Lease) bool {
+	for q.healthy != nil && !q.healthy(q.now()) {
+		q.mu.Lock()
+		h := q.held[l.URL]
+		stale := h == nil || !h.part.owned || h.part.gen != h.gen
+		q.mu.Unlock()
+		if stale {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			q.drop(l)
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	q.mu.Lock()
+	h := q.held[l.URL]
+	if h == nil || h.leased || !h.part.owned || h.part.gen != h.gen {
+		q.mu.Unlock()
+		q.drop(l)
+		return false
+	}
+	h.leased = true
+	h.part.leased++
+	q.mu.Unlock()
+	return true
+}
+
+// drop settles a local lease that will not be fetched.
+func (q *Queue) drop(l *frontier.Lease) {
+	if err := q.front.Done(l, frontier.Failed()); err != nil && !errors.Is(err, frontier.ErrClosed) {
+		q.log.Debug("dropping stale lease", "url", l.URL, "err", err)
+	}
+}
+
+// Done settles a lease: a final outcome acknowledges the URL's message
+// (synchronously, so the server has recorded it), a retry sends it back
+// with a delay.
+func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
+	q.mu.Lock()
+	h := q.held[l.URL]
+	if h != nil && h.leased {
+		delete(q.held, l.URL)
+		h.part.leased--
+		if !h.part.owned {
+			q.settled.Broadcast()
+		}
+	} else {
+		h = nil
+	}
+	q.mu.Unlock()
+
+	local := o
+	if o.Kind == frontier.OutcomeRetry {
+		local = frontier.Failed() // the retry is the stream's, not the local frontier's
+	}
+	local.RecrawlAt = time.Time{}
+	ferr := q.front.Done(l, local)
+	if h == nil {
+		return ferr
+	}
+
+	switch o.Kind {
+	case frontier.OutcomeRetry:
+		delay := q.retryDelay(h.tries, o.RetryAfter)
+		if err := h.msg.NakWithDelay(delay); err != nil {
+			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
+		}
+		q.counters.naked.Add(1)
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := h.msg.DoubleAck(ctx)
+		cancel()
+		if err != nil {
+			// The server will redeliver it: a duplicate fetch, never a
+			// loss.
+			q.log.Warn("ack failed; the URL may be fetched again", "url", l.URL, "err", err)
+		} else {
+			q.counters.acked.Add(1)
+			h.part.mu.Lock()
+			delete(h.part.open, h.seq)
+			h.part.mu.Unlock()
+		}
+	}
+	return ferr
+}
+
+// retryDelay is the wait before attempt tries+1: exponential from
+// RetryBase, at most RetryMax, at least after.
+func (q *Queue) retryDelay(tries uint64, after time.Duration) time.Duration {
+	d := q.cfg.RetryBase
+	for i := uint64(1); i < tries && d < q.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, q.cfg.RetryMax)
+	return max(d, after)
+}
+
+// BlockHost keeps host from being leased before until.
+func (q *Queue) BlockHost(host string, until time.Time) { q.front.BlockHost(host, until) }
+
+// Stats returns the local frontier's counters.
+func (q *Queue) Stats() frontier.Stats { return q.front.Stats() }
+
+// QueueStats returns the Queue's own counters.
+func (q *Queue) QueueStats() QueueStats {
+	q.mu.Lock()
+	var owned []int
+	for _, p := range q.parts {
+		if p.owned {
+			owned = append(owned, p.id)
+		}
+	}
+	held := len(q.held)
+	q.mu.Unlock()
+	c := &q.counters
+	return QueueStats{
+		Owned: owned, Held: held,
+		Published: c.published.Load(), PublishDuplicates: c.publishDuplicates.Load(),
+		Delivered: c.delivered.Load(), Dropped: c.dropped.Load(),
+		Acked: c.acked.Load(), Naked: c.naked.Load(), GivenUp: c.given.Load(),
+		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
+		Acquired: c.acquired.Load(), Released: c.released.Load(),
+	}
+}
+
+// finished reports whether the whole crawl is done, checking the stream at
+// most every 300 ms.
+func (q *Queue) finished(now time.Time) bool {
+	q.finMu.Lock()
+	defer q.finMu.Unlock()
+	if now.Sub(q.finChecked) < 300*time.Millisecond {
+		return q.finResult
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done, err := q.crawlFinished(ctx)
+	if err != nil {
+		q.log.Debug("checking for the end of the crawl", "err", err)
+	}
+	q.finChecked, q.finResult = q.now(), done
+	return done
+}
+
+// crawlFinished reports whether no partition has a message undelivered or
+// unacknowledged. The stream's last sequence is read before and after the
+// consumers: a link published while they were read (which could move work
+// from a consumer read later to one read earlier) changes it.
+func (q *Queue) crawlFinished(ctx context.Context) (bool, error) {
+	before, err := q.stream.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	seen := 0
+	lister := q.stream.ListConsumers(ctx)
+	busy := false
+	for ci := range lister.Info() {
+		if _, ok := partitionOfConsumer(ci.Name); !ok {
+			continue
+		}
+		seen++
+		if ci.NumPending > 0 || ci.NumAckPending > 0 {
+			busy = true
+		}
+	}
+	if err := lister.Err(); err != nil {
+		return false, err
+	}
+	if busy || seen < q.cfg.Partitions {
+		return false, nil
+	}
+	after, err := q.stream.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	return before.State.LastSeq == after.State.LastSeq, nil
+}
+
+// keepAlive sends InProgress for every held message, so that messages
+// waiting in the local frontier or being fetched are not redelivered.
+func (q *Queue) keepAlive() {
+	q.mu.Lock()
+	msgs := make([]jetstream.Msg, 0, len(q.held))
+	for _, h := range q.held {
+		msgs = append(msgs, h.msg)
+	}
+	q.mu.Unlock()
+	for _, m := range msgs {
+		_ = m.InProgress() // a lost one costs a redelivery, which is recognised
+	}
+}
+
+// acquire starts consuming partition p: it rebuilds the seen set by
+// replaying the partition, then pulls through the pinned priority group.
+func (q *Queue) acquire(ctx context.Context, p *partition) error {
+	ci, err := p.consumer.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
+	}
+	seen, err := bloom.New(bloom.Options{
+		Expected: max(q.cfg.ExpectedURLs/uint64(q.cfg.Partitions), 4096),
+		Store:    bloom.NewMemoryStore(),
+	})
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.seen, p.hw, p.ackFloor, p.open = seen, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
+	p.holdUntil = time.Time{}
+	if ci.Delivered.Stream > 0 {
+		// Someone consumed this partition before: start conservatively.
+		p.holdUntil = q.now().Add(q.cfg.HandoverHold)
+	}
+	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
+		p.mu.Unlock()
+		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
+	default:
+		err = q.replay(ctx, p, 1, last.Sequence+1)
+	}
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+
+	q.mu.Lock()
+	p.owned = true
+	p.gen++
+	gen := p.gen
+	q.mu.Unlock()
+	cc, err := p.consumer.Consume(func(m jetstream.Msg) { q.deliver(p, gen, m) },
+		jetstream.PullPriorityGroup(priorityGroup),
+		jetstream.PullMaxMessages(min(q.cfg.MaxHeldPerPartition, 256)),
+		jetstream.PullExpiry(q.cfg.PullExpiry),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			q.log.Debug("consume", "partition", p.id, "err", err)
+		}))
+	if err != nil {
+		q.mu.Lock()
+		p.owned = false
+		p.gen++
+		q.mu.Unlock()
+		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
+	}
+	q.mu.Lock()
+	if p.gen == gen {
+		p.cc = cc
+		cc = nil
+	}
+	q.mu.Unlock()
+	if cc != nil { // released meanwhile
+		cc.Stop()
+	}
+	q.counters.acquired.Add(1)
+	q.log.Info("partition acquired", "partition", p.id, "replayed_to", last)
+	return nil
+}
+
+// release stops consuming partition p: unleased messages go back to the
+// stream at once, leased ones are waited for (up to AckWait), then the pin
+// is released so that the new owner is served without waiting for it to
+// time out.
+func (q *Queue) release(ctx context.Context, p *partition) {
+	q.mu.Lock()
+	if !p.owned {
+		q.mu.Unlock()
+		return
+	}
+	p.owned = false
+	p.gen++
+	cc := p.cc
+	p.cc = nil
+	var back []jetstream.Msg
+	for u, h := range q.held {
+		if h.part == p && !h.leased {
+			back = append(back, h.msg)
+			delete(q.held, u)
+		}
+	}
+	q.mu.Unlock()
+	if cc != nil {
+		cc.Stop()
+	}
+	for _, m := range back {
+		_ = m.Nak()
+	}
+	deadline := time.AfterFunc(q.cfg.AckWait, func() {
+		q.mu.Lock()
+		q.settled.Broadcast()
+		q.mu.Unlock()
+	})
+	start := q.now()
+	q.mu.Lock()
+	for p.leased > 0 && !p.owned && ctx.Err() == nil && q.now().Sub(start) < q.cfg.AckWait {
+		q.settled.Wait()
+	}
+	q.mu.Unlock()
+	deadline.Stop()
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	_ = q.stream.UnpinConsumer(uctx, q.names.consumer(p.id), priorityGroup)
+	cancel()
+	p.mu.Lock()
+	p.seen, p.open = nil, nil
+	p.mu.Unlock()
+	q.counters.released.Add(1)
+	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
+}
+
+// replay adds the URLs of partition p's messages with sequence in
+// [from, until) to its seen set, marking the first message of each new URL
+// as open when it lies above the ack floor. It requires p.mu held.
+func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) error {
+	if from >= until {
+		return nil
+	}
+	start := time.Now()
+	oc, err := q.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{p.subject},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    from,
+		HeadersOnly:    true,
+	})
+	if err != nil {
+		return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
+	}
+	it, err := oc.Messages(jetstream.PullMaxMessages(4096))
+	if err != nil {
+		return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
+	}
+	defer it.Stop()
+	n := int64(0)
+	defer func() {
+		q.counters.replayed.Add(n)
+		q.counters.replayNanos.Add(int64(time.Since(start)))
+	}()
+	for {
+		m, err := it.Next(jetstream.NextMaxWait(10 * time.Second))
+		if err != nil {
+			return fmt.Errorf("distributed: replaying partition %d at %d: %w", p.id, p.hw+1, err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
+		}
+		seq := md.Sequence.Stream
+		if seq >= until {
+			return nil
+		}
+		n++
+		if key, ok := keyOfMsgID(m.Headers().Get(jetstream.MsgIDHeader)); ok {
+			if seen, err := p.seen.TestAndAddKey(key); err == nil && !seen && seq > p.ackFloor {
+				p.open[seq] = struct{}{}
+			}
+		}
+		p.hw = seq
+		if seq+1 >= until {
+			return nil
+		}
+	}
+}
+
+// deliver handles one message of partition p, received while the
+// acquisition numbered gen lasts. Messages of one partition are delivered
+// one at a time.
+func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
+	q.counters.delivered.Add(1)
+	md, err := m.Metadata()
+	if err != nil {
+		_ = m.Nak()
+		return
+	}
+	q.mu.Lock()
+	current := p.owned && p.gen == gen
+	q.mu.Unlock()
+	if !current {
+		_ = m.Nak()
+		return
+	}
+	var e wireEntry
+	if err := json.Unmarshal(m.Data(), &e); err != nil || e.URL == "" {
+		q.log.Warn("dropping an undecodable message", "partition", p.id, "seq", md.Sequence.Stream, "err", err)
+		_ = m.Term()
+		return
+	}
+	seq := md.Sequence.Stream
+
+	p.mu.Lock()
+	if p.seen == nil { // released meanwhile
+		p.mu.Unlock()
+		_ = m.Nak()
+		return
+	}
+	var primary bool
+	if seq > p.hw {
+		if seq > p.hw+1 {
+			// Messages between were delivered to another node (a
+			// handover in progress): read them first.
+			if err := q.replay(context.Background(), p, p.hw+1, seq); err != nil {
+				p.mu.Unlock()
+				q.log.Warn("catching up", "partition", p.id, "err", err)
+				_ = m.NakWithDelay(time.Second)
+				return
+			}
+		}
+		seen, err := p.seen.TestAndAddKey(urlnorm.Key(e.URL))
+		if err != nil {
+			p.mu.Unlock()
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
+		primary = !seen
+		if primary {
+			p.open[seq] = struct{}{}
+		}
+		p.hw = seq
+	} else {
+		_, primary = p.open[seq]
+	}
+	if primary && md.NumDelivered > uint64(q.cfg.MaxAttempts+DefaultExtraDeliveries) {
+		delete(p.open, seq)
+		primary = false
+		q.counters.given.Add(1)
+		q.log.Warn("giving up a URL after too many deliveries", "url", e.URL, "deliveries", md.NumDelivered)
+	} else if !primary {
+		q.counters.dropped.Add(1)
+	}
+	holdUntil := p.holdUntil
+	p.mu.Unlock()
+	if !primary {
+		_ = m.Ack()
+		return
+	}
+
+	q.mu.Lock()
+	if h := q.held[e.URL]; h != nil {
+		// A redelivery of a message this node holds (an InProgress came
+		// late): keep the newer handle.
+		h.msg, h.tries = m, md.NumDelivered
+		q.mu.Unlock()
+		return
+	}
+	q.held[e.URL] = &heldMsg{msg: m, part: p, gen: gen, seq: seq, tries: md.NumDelivered}
+	q.mu.Unlock()
+	entry := frontier.Entry{URL: e.URL, Host: e.Host, Depth: e.Depth, Priority: e.Priority, Meta: e.Meta}
+	if now := q.now(); holdUntil.After(now) {
+		entry.NotBefore = holdUntil
+	}
+	if err := q.front.Add(entry); err != nil {
+		q.mu.Lock()
+		delete(q.held, e.URL)
+		q.mu.Unlock()
+		q.log.Warn("queueing locally", "url", e.URL, "err", err)
+		_ = m.NakWithDelay(time.Second)
+	}
+}
+
+// abandon hands every held message back to the stream at once. The
+// Crawler must have stopped: leases it abandoned will never settle.
+func (q *Queue) abandon() {
+	q.mu.Lock()
+	msgs := make([]jetstream.Msg, 0, len(q.held))
+	for u, h := range q.held {
+		msgs = append(msgs, h.msg)
+		if h.leased {
+			h.part.leased--
+		}
+		delete(q.held, u)
+	}
+	q.mu.Unlock()
+	for _, m := range msgs {
+		_ = m.Nak()
+	}
+}
+
+// close stops the local frontier.
+func (q *Queue) close() error { return q.front.Close() }
