@@ -65,7 +65,10 @@ func openTestDB(t testing.TB) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { dropSchema(t, schema) })
+	t.Cleanup(func() {
+		db.Close()
+		dropSchema(t, schema)
+	})
 	return db
 }
 

@@ -116,7 +116,7 @@ type Queue struct {
 
 // sharedCounts caches the crawl-wide counts Stats reports.
 type sharedCounts struct {
-	at                      time.Time
+	at                     time.Time
 	hosts, queued, delayed int
 }
 
