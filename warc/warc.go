@@ -47,6 +47,14 @@ const DefaultMaxFileSize = 1 << 30
 // turn identical payloads into revisit records.
 const defaultDigestMemory = 100_000
 
+// libraryMu serializes every use of the record encoder. Building a record
+// writes package-level state of the uuid generator it uses
+// (uuid.EnableRandPool in gowarc's default options), and the file writer
+// builds warcinfo records on its own goroutine when it starts a file, so
+// concurrent writes, even through different Writers, race without it.
+// Writing is sequential per file anyway.
+var libraryMu sync.Mutex
+
 // ErrClosed is returned by writes to a closed Writer.
 var ErrClosed = errors.New("warc: writer is closed")
 
@@ -170,6 +178,8 @@ func New(opts Options) (*Writer, error) {
 		_, err := rb.WriteString(fields)
 		return err
 	}
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
 	w.fw = gowarc.NewWarcFileWriter(
 		gowarc.WithCompression(true),
 		gowarc.WithMaxFileSize(opts.MaxFileSize),
@@ -226,6 +236,8 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	}
 	date = date.UTC()
 
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
 	resp, err := w.buildResponse(ex, date)
 	if err != nil {
 		return Result{}, err
@@ -427,6 +439,8 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
 	if err := w.fw.Close(); err != nil {
 		return fmt.Errorf("warc: closing: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -384,4 +385,50 @@ func ExampleWriter() {
 	// http://a.test/ revisit=false
 	// http://a.test/copy revisit=true
 	// 4 records, 1 revisit
+}
+
+// TestConcurrentWriters writes from many goroutines through two Writers at
+// once; run with -race it proves the record encoder's shared state is
+// guarded.
+func TestConcurrentWriters(t *testing.T) {
+	var writers []*warc.Writer
+	for i := 0; i < 2; i++ {
+		w, err := warc.New(warc.Options{Dir: t.TempDir(), Prefix: fmt.Sprintf("w%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writers = append(writers, w)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 8; i++ {
+				w := writers[(g+i)%2]
+				body := []byte(fmt.Sprintf("goroutine %d page %d", g, i))
+				if _, err := w.WriteExchange(&warc.Exchange{URL: fmt.Sprintf("http://c.test/%d/%d", g, i), StatusCode: 200, Body: body}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var total int64
+	for _, w := range writers {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		records, _ := w.Stats()
+		total += records
+	}
+	if total != 8*8*2 {
+		t.Errorf("%d records written, want %d", total, 8*8*2)
+	}
 }
