@@ -335,7 +335,7 @@ func (g *generator) jsPage(n int, path string) string {
 	case JSKindVueApp:
 		return head + "</head>\n<body>\n<div id=\"app\"></div>\n<script>\n" + jsAddLinks +
 			"document.addEventListener(\"DOMContentLoaded\", () => addLinks(document.getElementById(\"app\"), " + jsQuote(all) +
-			".map(s => s.split(\"\").reverse().join(\"\")));\n</script>\n<script src=\"/static/vendor.js\"></script>\n</body>\n</html>\n"
+			".map(s => s.split(\"\").reverse().join(\"\"))));\n</script>\n<script src=\"/static/vendor.js\"></script>\n</body>\n</html>\n"
 	case JSKindNextShell:
 		rev := jsQuote(all)
 		return head + "</head>\n<body>\n<div id=\"__next\"></div>\n<script id=\"__NEXT_DATA__\" type=\"application/json\">{\"props\":{\"pageProps\":{\"links\":" +

@@ -77,7 +77,9 @@ func (st *renderState) handle(t *tab, ev *cdpfetch.EventRequestPaused) {
 		}
 		st.blockLocked(rawURL, method, ev.ResourceType, ReasonNavigation, nil)
 		st.mu.Unlock()
-		t.fail(ev.RequestID, network.ErrorReasonBlockedByClient)
+		// A 204 answer to a navigation leaves the current document in
+		// place (a failed one would replace it with an error page).
+		t.fulfill(ev.RequestID, http.StatusNoContent, nil, nil)
 		return
 	}
 	if st.c.skip[ev.ResourceType] || isFavicon(ev) {
