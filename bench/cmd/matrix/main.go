@@ -296,20 +296,20 @@ func report(runs []runSpec, crawlers []string, infos map[string]harness.WebInfo,
 			}
 			continue
 		}
-		b.WriteString("\n\n")
-		fmt.Fprintf(&b, "| crawler | pages/s (runs) | median pages/s | %s ÷ crawler | pages | elapsed s | CPU s / 1 000 pages | peak RSS MB | %s RSS ÷ crawler RSS | coverage | exact dup | spelling dup | robots viol. | politeness viol. | trap fetches |\n", ref, ref)
-		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("Pages are the server's count of page requests (all but robots.txt); truth pages/s counts only the unique pages of the ground truth the crawl fetched.\n\n")
+		fmt.Fprintf(&b, "| crawler | pages/s (runs) | median pages/s | %s ÷ crawler | pages | elapsed s | CPU s / 1 000 pages | peak RSS MB | %s RSS ÷ crawler RSS | truth pages/s | coverage | exact dup | spelling dup | robots viol. | politeness viol. | trap fetches |\n", ref, ref)
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		pps := func(r harness.Result) float64 { return r.PagesPerS }
 		rss := func(r harness.Result) float64 { return r.PeakRSSMB }
 		refPPS, refRSS := pick(res[ref], pps), pick(res[ref], rss)
 		for _, c := range crawlers {
 			rs := res[c]
 			m, mr := pick(rs, pps), pick(rs, rss)
-			fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f | %.0f | %.1f | %.3f | %.0f | %.2f | %.3f | %d | %d | %d | %d | %d |\n",
+			fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f | %.0f | %.1f | %.3f | %.0f | %.2f | %.0f | %.3f | %d | %d | %d | %d | %d |\n",
 				c, spread(rs, pps), m, refPPS/m, pick(rs, func(r harness.Result) float64 { return float64(r.Pages) }),
 				pick(rs, func(r harness.Result) float64 { return r.ElapsedS }),
 				pick(rs, func(r harness.Result) float64 { return r.CPUPer1000 }),
-				mr, refRSS/mr, minCov(rs),
+				mr, refRSS/mr, pick(rs, func(r harness.Result) float64 { return float64(r.Server.Covered) / r.ElapsedS }), minCov(rs),
 				maxOf(rs, func(r harness.Result) int { return r.ExactDup }),
 				maxOf(rs, func(r harness.Result) int { return r.SpellingDup }),
 				maxOf(rs, func(r harness.Result) int { return r.RobotsViol }),

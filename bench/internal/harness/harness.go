@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -223,6 +224,9 @@ type Params struct {
 	Timeout  time.Duration // the crawl is stopped after this long
 	Window   time.Duration // if set, also report the server's page count at this time after the start
 	Label    string        // name of the run, copied into the result
+	// CPUProfile and MemProfile, if set, are files the crawl's CPU
+	// profile and the heap profile at its end are written to (pprof).
+	CPUProfile, MemProfile string
 }
 
 // UserAgent returns the User-Agent header the crawlers send.
@@ -240,6 +244,8 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&p.Timeout, "timeout", 10*time.Minute, "stop the crawl after this long")
 	fs.DurationVar(&p.Window, "window", 0, "also report the pages served this long after the start (0: off)")
 	fs.StringVar(&p.Label, "label", "", "name of the run, copied into the result")
+	fs.StringVar(&p.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile to this file")
+	fs.StringVar(&p.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
 }
 
 // Check reports a missing required parameter.
@@ -318,9 +324,27 @@ func Run(name string, p Params, crawl func(ctx context.Context) (int64, error)) 
 		close(windowDone)
 	}
 
+	if p.CPUProfile != "" {
+		f, err := os.Create(p.CPUProfile)
+		if err != nil {
+			return Result{}, fmt.Errorf("harness: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return Result{}, fmt.Errorf("harness: %w", err)
+		}
+	}
 	start := time.Now()
 	n, crawlErr := crawl(ctx)
 	elapsed := time.Since(start)
+	if p.CPUProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if p.MemProfile != "" {
+		if err := writeHeapProfile(p.MemProfile); err != nil {
+			return Result{}, err
+		}
+	}
 	use, err := SelfUsage()
 	if err != nil {
 		return Result{}, err
@@ -384,6 +408,18 @@ func Main(name string, fs *flag.FlagSet, args []string, crawl func(ctx context.C
 		os.Exit(1)
 	}
 	fmt.Println(string(out))
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("harness: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		return fmt.Errorf("harness: heap profile: %w", err)
+	}
+	return nil
 }
 
 // HostOf returns the lower-case host name of rawURL without port, or "".
