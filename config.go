@@ -192,6 +192,10 @@ type Config struct {
 	Recrawl frontier.Schedule
 	// Trap configures spider-trap detection.
 	Trap trap.Config
+	// Render, if set, renders the pages whose links need JavaScript in a
+	// headless browser and follows the rendered DOM's links (see
+	// RenderConfig). Nil renders nothing.
+	Render *RenderConfig
 
 	// Handler is called for every fetched page, from the worker that
 	// fetched it. An error puts the URL back to be fetched again later

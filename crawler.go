@@ -611,6 +611,7 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 			}
 		} else if isHTML(resp.ContentType) {
 			if stopLinks := cr.analyze(page); !stopLinks {
+				cr.renderRouted(ctx, page)
 				if err := cr.followLinks(l, page); err != nil {
 					// The links could not be queued: fetch the page
 					// again later rather than lose them.

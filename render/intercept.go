@@ -24,10 +24,11 @@ const maxNavigations = 64
 // renderState is the interception state of one render: every request the
 // page makes while it is current in its tab is decided here.
 type renderState struct {
-	ctx context.Context // ends with the render; bounds the Fetcher's calls
-	c   *Chromium
-	req *Request
-	wg  sync.WaitGroup // fetches in progress
+	ctx     context.Context // ends with the render; bounds the Fetcher's calls
+	c       *Chromium
+	req     *Request
+	fetcher Fetcher
+	wg      sync.WaitGroup // fetches in progress
 
 	mu           sync.Mutex
 	docServed    bool
@@ -48,7 +49,11 @@ type renderState struct {
 }
 
 func newRenderState(ctx context.Context, c *Chromium, req *Request) *renderState {
-	return &renderState{ctx: ctx, c: c, req: req, last: time.Now(), wake: make(chan struct{}, 1)}
+	f := req.Fetcher
+	if f == nil {
+		f = c.fetcher
+	}
+	return &renderState{ctx: ctx, c: c, req: req, fetcher: f, last: time.Now(), wake: make(chan struct{}, 1)}
 }
 
 // handle decides one paused request.
@@ -165,7 +170,7 @@ func (st *renderState) serveDocument(t *tab, ev *cdpfetch.EventRequestPaused) {
 	go func() {
 		defer st.wg.Done()
 		defer st.finished()
-		resp, err := st.c.fetcher.Do(st.ctx, &fetch.Request{URL: ev.Request.URL})
+		resp, err := st.fetcher.Do(st.ctx, &fetch.Request{URL: ev.Request.URL})
 		if err != nil {
 			st.mu.Lock()
 			st.docErr = err
@@ -200,7 +205,7 @@ func (st *renderState) fetchFor(t *tab, ev *cdpfetch.EventRequestPaused, rawURL,
 			}
 		}
 	}
-	resp, err := st.c.fetcher.Do(st.ctx, &fetch.Request{URL: rawURL, Method: method, Header: hdr})
+	resp, err := st.fetcher.Do(st.ctx, &fetch.Request{URL: rawURL, Method: method, Header: hdr})
 	if err != nil {
 		reason := classify(err)
 		st.block(rawURL, method, ev.ResourceType, reason, err)

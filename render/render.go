@@ -82,6 +82,10 @@ type Request struct {
 	Header http.Header
 	// StatusCode is the status of the fetched page (default 200).
 	StatusCode int
+	// Fetcher, if set, makes this render's requests instead of the
+	// renderer's own (Chromium's Config.Fetcher): a crawler passes one
+	// that applies its robots.txt check and records into its politeness.
+	Fetcher Fetcher
 }
 
 // Result is a rendered page.
