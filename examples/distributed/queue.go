@@ -108,6 +108,7 @@ type partition struct {
 	ackFloor  uint64              // the consumer's ack floor when acquired
 	open      map[uint64]struct{} // primary messages above ackFloor not known to be acked
 	holdUntil time.Time           // no fetch before this (handover politeness)
+	caughtUp  bool                // a delivery since the acquisition was checked for gaps
 }
 
 // heldMsg is a message this node holds: queued in the local frontier or
@@ -486,7 +487,7 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	}
 	p.mu.Lock()
 	p.seen, p.hw, p.ackFloor, p.open = seen, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
-	p.holdUntil = time.Time{}
+	p.holdUntil, p.caughtUp = time.Time{}, false
 	if ci.Delivered.Stream > 0 {
 		// Someone consumed this partition before: start conservatively.
 		p.holdUntil = q.now().Add(q.cfg.HandoverHold)
@@ -601,6 +602,8 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    from,
 		HeadersOnly:    true,
+		// Replays are short-lived: let the server forget them soon.
+		InactiveThreshold: 5 * time.Second,
 	})
 	if err != nil {
 		return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
@@ -674,9 +677,12 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	}
 	var primary bool
 	if seq > p.hw {
-		if seq > p.hw+1 {
-			// Messages between were delivered to another node (a
-			// handover in progress): read them first.
+		if seq > p.hw+1 && (!p.caughtUp || md.NumDelivered > 1) {
+			// Stream sequences are shared by all partitions, so gaps
+			// are normal. But the first message after an acquisition,
+			// and a redelivery of a message this node never saw, may
+			// follow messages of this partition that went to another
+			// node (a handover in progress): read those first.
 			if err := q.replay(context.Background(), p, p.hw+1, seq); err != nil {
 				p.mu.Unlock()
 				q.log.Warn("catching up", "partition", p.id, "err", err)
@@ -684,6 +690,7 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 				return
 			}
 		}
+		p.caughtUp = true
 		seen, err := p.seen.TestAndAddKey(urlnorm.Key(e.URL))
 		if err != nil {
 			p.mu.Unlock()
