@@ -1,0 +1,154 @@
+package redis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/frontier/frontiertest"
+	"github.com/crawlkit/crawlkit/queuetest"
+)
+
+// testAddr is the server the integration tests use: CRAWLKIT_REDIS_ADDR, or
+// the local server.
+func testAddr() string {
+	if a := os.Getenv("CRAWLKIT_REDIS_ADDR"); a != "" {
+		return a
+	}
+	return "127.0.0.1:6379"
+}
+
+var (
+	probeOnce sync.Once
+	probeErr  error
+)
+
+// requireServer skips the test when no server answers, or fails it when
+// CI=true: CI must not pass by skipping.
+func requireServer(t testing.TB) {
+	t.Helper()
+	probeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		db, err := Open(ctx, Options{Addr: testAddr(), PoolSize: 1})
+		if err == nil {
+			db.Close()
+		}
+		probeErr = err
+	})
+	if probeErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis at %s: %v (CI=true: not skipping)", testAddr(), probeErr)
+		}
+		t.Skipf("Redis at %s unavailable, skipping (set CRAWLKIT_REDIS_ADDR): %v", testAddr(), probeErr)
+	}
+}
+
+// crawlFor returns a crawl id unique to key.
+func crawlFor(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "test-" + hex.EncodeToString(sum[:10])
+}
+
+// openTestDB opens a fresh crawl for the test and deletes its keys at the
+// end.
+func openTestDB(t testing.TB) *DB {
+	t.Helper()
+	requireServer(t)
+	crawl := crawlFor(t.Name() + time.Now().String())
+	db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Drop(context.Background()); err != nil {
+			t.Errorf("dropping crawl %s: %v", crawl, err)
+		}
+		db.Close()
+	})
+	return db
+}
+
+// ownedFrontierStore closes its DB with the store, so that the conformance
+// kit can close and reopen a "directory" (a crawl id).
+type ownedFrontierStore struct {
+	*FrontierStore
+}
+
+func (s ownedFrontierStore) Close() error { return s.db.Close() }
+
+func TestFrontierStoreConformance(t *testing.T) {
+	requireServer(t)
+	var mu sync.Mutex
+	crawls := map[string]bool{}
+	t.Cleanup(func() {
+		for c := range crawls {
+			db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: c, PoolSize: 1})
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if err := db.Drop(context.Background()); err != nil {
+				t.Error(err)
+			}
+			db.Close()
+		}
+	})
+	frontiertest.Run(t, func(t *testing.T, dir string) frontier.Store {
+		crawl := crawlFor(dir)
+		mu.Lock()
+		crawls[crawl] = true
+		mu.Unlock()
+		db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ownedFrontierStore{db.FrontierStore()}
+	})
+}
+
+func TestQueueConformance(t *testing.T) {
+	requireServer(t)
+	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
+		db := openTestDB(t)
+		return func() crawlkit.Queue {
+			q, err := db.Queue(QueueOptions{
+				Now:          cfg.Now,
+				Politeness:   cfg.Politeness,
+				LeaseTTL:     cfg.LeaseTTL,
+				MaxAttempts:  cfg.MaxAttempts,
+				RetryBase:    cfg.RetryBase,
+				RetryMax:     cfg.RetryMax,
+				PollInterval: 5 * time.Millisecond,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { q.Close() })
+			return q
+		}
+	})
+}
+
+func TestOpenRejectsBadCrawl(t *testing.T) {
+	if _, err := Open(context.Background(), Options{Crawl: "a{b}"}); !errors.Is(err, ErrCrawl) {
+		t.Fatalf("crawl id with braces: %v, want ErrCrawl", err)
+	}
+}
+
+func TestUnavailableServer(t *testing.T) {
+	// Nothing listens on port 1 of the loopback address.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := Open(ctx, Options{Addr: "127.0.0.1:1"})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Open of a closed port: %v, want ErrUnavailable", err)
+	}
+}
