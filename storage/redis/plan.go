@@ -18,7 +18,7 @@ const (
 // way frontier.Frontier settles its own leases, so that a crawl behaves the
 // same on either.
 type settlement struct {
-	state    string // stateQueued, stateDone or stateFailed
+	state    string    // stateQueued, stateDone or stateFailed
 	next     time.Time // when a requeued URL is due
 	attempts int
 	fp       uint64
