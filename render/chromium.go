@@ -481,6 +481,9 @@ func (c *Chromium) openTab() (*tab, error) {
 		if _, err := cdp.Call(ctx, tg, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
 			return err
 		}
+		if _, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: quietJS}); err != nil {
+			return err
+		}
 		_, err := cdp.Call(ctx, tg, cdpfetch.Enable, cdpfetch.EnableParams{
 			Patterns: []*cdpfetch.RequestPattern{{URLPattern: "*", RequestStage: cdpfetch.RequestStageRequest}},
 		})
@@ -615,7 +618,7 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 			return nil, true, ctx.Err()
 		}
 		timedOut = true
-	} else if !st.settle(rctx, c.cfg.Settle) {
+	} else if !st.settle(rctx, c.cfg.Settle) || !c.quiet(rctx, st, c.cfg.Settle) {
 		if ctx.Err() != nil {
 			return nil, true, ctx.Err()
 		}
@@ -658,6 +661,59 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 	}
 	res.Document = doc
 	return res, true, nil
+}
+
+// quietJS runs before every document's own scripts. It counts the
+// page's pending short timers (setTimeout up to quietTimerMax ms, the way
+// pages defer rendering) and notes the time of its last DOM mutation, so
+// that a render waits for both to settle, not only for the network.
+const quietJS = `(() => {
+	const st = {pending: 0, last: performance.now()};
+	const live = new Set();
+	const set = window.setTimeout, clear = window.clearTimeout;
+	window.setTimeout = function (fn, ms, ...args) {
+		if (typeof fn !== "function" || !(ms <= 1000)) return set.call(this, fn, ms, ...args);
+		let id;
+		st.pending++;
+		id = set.call(this, function () {
+			if (live.delete(id)) st.pending--;
+			return fn.apply(this, args);
+		}, ms);
+		live.add(id);
+		return id;
+	};
+	window.clearTimeout = function (id) {
+		if (live.delete(id)) st.pending--;
+		return clear.call(this, id);
+	};
+	new MutationObserver(() => { st.last = performance.now(); })
+		.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+	Object.defineProperty(window, "__crawlkitQuiet", {
+		value: () => [st.pending, performance.now() - st.last], enumerable: false,
+	});
+})();`
+
+// quiet waits until the page has no pending short timer and no DOM
+// mutation for d, as well as no request in flight; it reports whether that
+// happened before ctx ended.
+func (c *Chromium) quiet(ctx context.Context, st *renderState, d time.Duration) bool {
+	for {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.__crawlkitQuiet ? window.__crawlkitQuiet() : [0, 1e9]`))
+		if err != nil {
+			return false
+		}
+		domQuiet := len(v) == 2 && v[0] == 0 && v[1] >= float64(d.Milliseconds())
+		if domQuiet && !st.activeSince(time.Now().Add(-d)) {
+			return true
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 // snapshotJS returns the script that reads the document's URL and its

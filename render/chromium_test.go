@@ -225,6 +225,9 @@ fetch("/data", {method: "POST", body: "a=1"}).then(() => {}, () => {
 		}
 	})
 	mux.HandleFunc("/stalls", page(`<a href="/before">b</a><script>fetch("/slow");</script>`))
+	mux.HandleFunc("/late", page(`<div id="out"></div><script>setTimeout(() => {
+  const a = document.createElement("a"); a.href = "/late-link"; document.getElementById("out").appendChild(a); }, 800);</script>`))
+	mux.HandleFunc("/ticking", page(`<a href="/tick-0">0</a><script>let n = 0; (function tick() { document.title = "t" + (n++); setTimeout(tick, 20); })();</script>`))
 	mux.HandleFunc("/images", page(`<img src="/a.png"><img src="/b.png"><a href="/x">x</a>`))
 	mux.HandleFunc("/dialog", page(`<script>alert("hi"); document.write('<a href="/after-alert">a</a>');</script>`))
 	srv := httptest.NewServer(mux)
@@ -331,6 +334,26 @@ func TestRenderLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !res.Truncated || !hasLink(res, "/before") {
+			t.Fatalf("truncated %v, links %v", res.Truncated, res.Document.Links)
+		}
+	})
+	t.Run("late timer", func(t *testing.T) {
+		// The timer fires after the network has been idle for longer
+		// than Settle: the render waits for pending short timers too.
+		res, err := c.Render(ctx, &render.Request{URL: srv.URL + "/late"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasLink(res, "/late-link") || res.Truncated {
+			t.Fatalf("truncated %v, links %v", res.Truncated, res.Document.Links)
+		}
+	})
+	t.Run("endless timers", func(t *testing.T) {
+		res, err := c.Render(ctx, &render.Request{URL: srv.URL + "/ticking"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Truncated || !hasLink(res, "/tick-0") {
 			t.Fatalf("truncated %v, links %v", res.Truncated, res.Document.Links)
 		}
 	})

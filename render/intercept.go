@@ -299,6 +299,14 @@ func (st *renderState) settle(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// activeSince reports whether a request started or ended after t, or is
+// in flight.
+func (st *renderState) activeSince(t time.Time) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.inflight > 0 || st.last.After(t)
+}
+
 func (st *renderState) documentError() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
