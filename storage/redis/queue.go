@@ -471,10 +471,10 @@ func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o 
 	return s[0].Err
 }
 
-// DoneBatchAt settles several leases at time now in one round trip (a
-// pipeline of settle scripts, each atomic), setting each Settlement's Err.
-// It returns an error only when the round trip failed; then some of the
-// leases may be settled, and calling it again settles the rest.
+// DoneBatchAt settles several leases at time now in one script call
+// (atomic, one round trip), setting each Settlement's Err. It returns an
+// error only when the call failed, in which case none or all of the leases
+// were settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
 	if err := q.check(); err != nil {
 		return err
@@ -501,8 +501,8 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	if len(work) == 0 {
 		return nil
 	}
-	args := make([][]any, len(work))
-	for k, w := range work {
+	args := []any{q.db.prefix, micros(now), DefaultExpiryDelay.Microseconds(), len(work)}
+	for _, w := range work {
 		l := batch[w.i].Lease
 		pol := q.polite.ReadyAt(l.Host, now)
 		if pol.Before(now) {
@@ -516,35 +516,21 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 				attempts: w.s.attempts, fingerprint: w.s.fp, interval: w.s.interval}
 			blob = rec.encode()
 		}
-		args[k] = []any{q.db.prefix, micros(now), strconv.FormatUint(l.ID, 10), urlID(l.URL), w.s.state, due, blob,
-			micros(pol), pol.Sub(now).Microseconds(), DefaultExpiryDelay.Microseconds()}
+		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), w.s.state, due, blob,
+			micros(pol), pol.Sub(now).Microseconds())
 	}
-	codes := make([]int64, len(work))
+	var codes []int64
 	attempt := 0
+	// One script call settles the whole batch atomically; repeating it
+	// after a lost reply is safe, since it recognizes its own settles.
 	err := retry(ctx, "settle", func() error {
 		attempt++
-		cmds := make([]*goredis.Cmd, len(work))
-		_, err := q.db.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for k := range work {
-				cmds[k] = q.db.scripts.settle.EvalSha(ctx, p, []string{q.db.key("ready")}, args[k]...)
-			}
-			return nil
-		})
-		if isNoScript(err) {
-			if err := q.loadScripts(ctx); err != nil {
-				return err
-			}
-			return errNoScript
+		var err error
+		codes, err = q.db.scripts.settle.Run(ctx, q.db.client, []string{q.db.key("ready")}, args...).Int64Slice()
+		if err == nil && len(codes) != len(work) {
+			err = fmt.Errorf("%d codes for %d leases", len(codes), len(work))
 		}
-		if err != nil {
-			return err
-		}
-		for k, c := range cmds {
-			if codes[k], err = c.Int64(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
