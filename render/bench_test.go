@@ -67,10 +67,18 @@ func BenchmarkPlainFetch(b *testing.B) {
 // handed over as fetched (as the crawler does), its subresources fetched.
 func BenchmarkRender(b *testing.B) {
 	needBrowser(b)
-	for _, tabs := range []int{1, 2} {
-		b.Run(fmt.Sprintf("tabs=%d", tabs), func(b *testing.B) {
+	for _, bc := range []struct {
+		tabs   int
+		settle time.Duration
+	}{{1, 100 * time.Millisecond}, {2, 100 * time.Millisecond}, {1, 0}} {
+		tabs := bc.tabs
+		name := fmt.Sprintf("tabs=%d", tabs)
+		if bc.settle == 0 {
+			name += "/settle=default"
+		}
+		b.Run(name, func(b *testing.B) {
 			_, f := benchWeb(b)
-			c, err := render.New(render.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: tabs, Settle: 100 * time.Millisecond})
+			c, err := render.New(render.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: tabs, Settle: bc.settle})
 			if err != nil {
 				b.Fatal(err)
 			}
