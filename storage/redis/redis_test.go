@@ -68,12 +68,24 @@ func openTestDB(t testing.TB) *DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := db.Drop(context.Background()); err != nil {
-			t.Errorf("dropping crawl %s: %v", crawl, err)
-		}
 		db.Close()
+		dropCrawl(t, crawl)
 	})
 	return db
+}
+
+// dropCrawl deletes the keys of crawl through a connection of its own.
+func dropCrawl(t testing.TB, crawl string) {
+	t.Helper()
+	db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 1})
+	if err != nil {
+		t.Errorf("dropping crawl %s: %v", crawl, err)
+		return
+	}
+	defer db.Close()
+	if err := db.Drop(context.Background()); err != nil {
+		t.Errorf("dropping crawl %s: %v", crawl, err)
+	}
 }
 
 // ownedFrontierStore closes its DB with the store, so that the conformance
@@ -90,15 +102,7 @@ func TestFrontierStoreConformance(t *testing.T) {
 	crawls := map[string]bool{}
 	t.Cleanup(func() {
 		for c := range crawls {
-			db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: c, PoolSize: 1})
-			if err != nil {
-				t.Error(err)
-				continue
-			}
-			if err := db.Drop(context.Background()); err != nil {
-				t.Error(err)
-			}
-			db.Close()
+			dropCrawl(t, c)
 		}
 	})
 	frontiertest.Run(t, func(t *testing.T, dir string) frontier.Store {
