@@ -116,6 +116,8 @@ type Chromium struct {
 	mu           sync.Mutex
 	idle         []*tab
 	closed       bool
+	closing      context.Context // cancelled when Close starts: ends renders in progress
+	stopRenders  context.CancelFunc
 	closeOnce    sync.Once
 	closeErr     error
 	closedSignal chan struct{}
@@ -165,6 +167,7 @@ func New(cfg Config) (*Chromium, error) {
 		slots:        make(chan struct{}, cfg.Tabs),
 		closedSignal: make(chan struct{}),
 	}
+	c.closing, c.stopRenders = context.WithCancel(context.Background())
 	for _, t := range cfg.SkipTypes {
 		c.skip[network.ResourceType(t)] = true
 	}
@@ -358,6 +361,7 @@ func (c *Chromium) Close() error {
 		c.idle = nil
 		c.mu.Unlock()
 		close(c.closedSignal)
+		c.stopRenders()
 		c.renderers.Wait()
 		for _, t := range idle {
 			t.close()
@@ -585,6 +589,8 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
+	stopOnClose := context.AfterFunc(c.closing, cancel)
+	defer stopOnClose()
 
 	st := newRenderState(rctx, c, req)
 	t.mu.Lock()
@@ -617,10 +623,16 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 		if ctx.Err() != nil {
 			return nil, true, ctx.Err()
 		}
+		if c.closing.Err() != nil {
+			return nil, false, ErrClosed
+		}
 		timedOut = true
 	} else if !st.settle(rctx, c.cfg.Settle) || !c.quiet(rctx, st, c.cfg.Settle) {
 		if ctx.Err() != nil {
 			return nil, true, ctx.Err()
+		}
+		if c.closing.Err() != nil {
+			return nil, false, ErrClosed
 		}
 		timedOut = true
 	}

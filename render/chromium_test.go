@@ -463,3 +463,39 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("missing executable: %v", err)
 	}
 }
+
+// TestCloseStopsRenders closes the renderer while a render waits on a
+// request that never answers: the render ends with ErrClosed at once
+// instead of running to its timeout.
+func TestCloseStopsRenders(t *testing.T) {
+	needBrowser(t)
+	hit := make(chan struct{})
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<html><body><script src="/never.js"></script><a href="/x">x</a></body></html>`))
+	})
+	mux.HandleFunc("/never.js", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(hit) })
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, err := render.New(render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Render(context.Background(), &render.Request{URL: srv.URL + "/"})
+		done <- err
+	}()
+	<-hit
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, render.ErrClosed) {
+		t.Fatalf("render during Close: %v, want ErrClosed", err)
+	}
+}

@@ -21,9 +21,15 @@
 // is answered from the body the crawler already fetched, so rendering costs no
 // second request for it. Requests that are refused are reported in
 // Result.Blocked with the reason. As a second line of defence, the browser is
-// started with a proxy that is a local sink which refuses everything, so a
-// request that escaped interception (a WebSocket, a preconnect) reaches
-// nothing; Chromium.Escaped counts them.
+// started with a proxy that is a local sink which answers nothing, so a
+// connection that escaped interception (a WebSocket, a preconnect, the
+// browser's own background services) reaches nothing; Chromium.Escaped
+// reports them.
+//
+// A render ends once the page has loaded and then, for Config.Settle, no
+// request was in flight, no short timer (setTimeout up to 1 s) pending and
+// the DOM unchanged; or at Config.Timeout, when the DOM is taken as it is
+// and the Result marked Truncated.
 //
 // The package lives at the top level rather than under fetch: it consumes the
 // fetcher (through the small Fetcher interface) and the extractor, and it
