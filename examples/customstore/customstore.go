@@ -1,0 +1,63 @@
+// Package customstore is a walk-through of writing a storage adapter for
+// crawlkit and proving it with the conformance kits. It holds two small
+// adapters that are complete and tested, meant to be read and copied:
+//
+//   - FileStore, a frontier.Store kept in one append-only file, so that a
+//     Frontier survives restarts without a database;
+//   - DedupQueue, a crawlkit.Queue made of a frontier.Frontier and a set of
+//     URLs, the smallest Queue that satisfies Config.Queue's contract.
+//
+// # Step 1: read the contract
+//
+// Each component declares the small interface it consumes, with the rules an
+// implementation must keep in its doc comment: frontier.Store (ordered
+// byte-string keys, atomic and durable batches, Scans that see a batch
+// entirely or not at all), bloom.Store, simhash.Store, robots.Store, and
+// crawlkit.Queue (go doc github.com/crawlkit/crawlkit Queue). Read it first:
+// "durable when Write returns" and "a Scan sees all or none of a concurrent
+// Write" decide the design below.
+//
+// # Step 2: choose the layout
+//
+// FileStore keeps every key and value in memory, in a sorted slice, and
+// appends each Write to a log file as one record:
+//
+//	length uint32 | crc32c(payload) uint32 | payload
+//	payload: count uvarint, then per mutation: op byte (1 put, 0 delete),
+//	         key length uvarint, key, and for a put value length uvarint, value
+//
+// Write appends the record and syncs the file before it touches memory, so
+// an acknowledged batch survives kill -9; a crash in the middle of an append
+// leaves a torn last record, which Open detects (short, or wrong checksum)
+// and cuts off, so a batch is applied whole or not at all. Memory is updated
+// under a write lock that Scan shares, which makes batches atomic to
+// readers. The log only grows; a real adapter would rewrite it (compact)
+// when it holds much more than the live keys.
+//
+// # Step 3: prove it
+//
+// Run the component's kit in a test: frontiertest.Run opens the store
+// repeatedly, closes and reopens it, and drives a real Frontier over it
+// (order, windows, lease expiry, restarts, concurrency). See
+// customstore_test.go:
+//
+//	frontiertest.Run(t, func(t *testing.T, dir string) frontier.Store {
+//		s, err := customstore.OpenFileStore(filepath.Join(dir, "frontier.log"))
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		return s
+//	})
+//
+// A shared queue is proven the same way with queuetest.Run, which opens
+// several handles on one crawl state and checks deduplication, politeness,
+// leases, retries and the end-of-crawl signal across them.
+//
+// # Step 4: plug it in
+//
+//	f, err := frontier.New(frontier.Options{Store: s})          // a durable frontier
+//	c, err := crawlkit.New(crawlkit.Config{Queue: q, ...})      // a Queue for the crawler
+//
+// The backends that ship with crawlkit (storage/pebble, storage/postgres,
+// storage/redis) pass the same kits.
+package customstore
