@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"flag"
-	"net/http"
 	"os"
 	"sync/atomic"
 
@@ -69,8 +68,20 @@ func main() {
 			// visited through a link); they are not failures of the run.
 			_ = c.Visit(s)
 		}
-		c.Wait()
-		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		// Requests already waiting in a LimitRule still run (and sleep
+		// their Delay) after OnRequest would abort them, so a crawl cut
+		// by the timeout would go on for minutes: stop measuring at the
+		// deadline instead. The process exits right after printing the
+		// result, which ends the goroutines colly still has.
+		done := make(chan struct{})
+		go func() {
+			c.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 		return handled.Load(), ctx.Err()
 	})
 }

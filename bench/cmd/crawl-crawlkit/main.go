@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/bench/internal/harness"
@@ -39,6 +40,9 @@ func main() {
 			// so do not wait for a retry.
 			RobotsRetries: -1,
 			DataDir:       *dataDir,
+			// The synthetic web answers in milliseconds; a short grace
+			// keeps a time-bounded crawl from idling after its deadline.
+			ShutdownGrace: 2 * time.Second,
 			ExpectedURLs:  uint64(max(p.MaxPages*4, 1<<16)),
 			Handler: func(ctx context.Context, pg *crawlkit.Page) error {
 				pages.Add(1)

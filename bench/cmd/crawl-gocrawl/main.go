@@ -24,6 +24,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/PuerkitoBio/gocrawl"
 	"github.com/PuerkitoBio/goquery"
@@ -55,8 +56,26 @@ func main() {
 		opts.CrawlDelay = p.Delay
 		opts.SameHostOnly = false
 		opts.LogFlags = gocrawl.LogNone
+		// A worker that dies of idleness can race with a URL being
+		// stacked for it; the URL is lost, the crawler's count of
+		// pending URLs never reaches zero and Run never returns (seen
+		// here after a timed-out crawl). Workers therefore never idle
+		// out; they all stop when the crawl ends.
+		opts.WorkerIdleTTL = 24 * time.Hour
 		c := gocrawl.NewCrawlerWithOptions(opts)
-		err = c.Run(seeds)
+		done := make(chan error, 1)
+		go func() { done <- c.Run(seeds) }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			// After the deadline queued URLs drain without requests;
+			// give that a moment, then stop measuring (the process
+			// exits right after printing the result).
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+			}
+		}
 		if errors.Is(err, gocrawl.ErrMaxVisits) {
 			err = nil
 		}

@@ -16,6 +16,9 @@
 //	        for it with min gap and Crawl-delay), throughput measured over a
 //	        window shorter than the 20 s that 20 pages take at that rate, so
 //	        no crawlable host can run out of work within it
+//	polite1k the same at 1 000 hosts, whose politeness ceiling (about 830
+//	        pages/s) is within what this machine can serve and crawl, so it
+//	        shows whether a crawler's scheduling reaches the ceiling
 //
 // In the two throughput runs, hosts with a Crawl-delay ask for 50 ms and the
 // crawlers are told to wait 1 ms between requests to a host, so the crawl is
@@ -67,6 +70,14 @@ func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 			Web:   []string{"-hosts", "1000", "-pages", "100", "-crawl-delay", "50ms", "-max-depth", "5"},
 			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-max-pages", "60000", "-timeout", "10m"},
 		},
+		"polite1k": {
+			Name: "polite1k", Title: "1 000 hosts × 20 pages at 1 request/s per host",
+			Web: []string{"-hosts", "1000", "-pages", "20", "-crawl-delay", "1s", "-min-gap", "1s", "-max-depth", "5"},
+			Crawl: []string{"-max-depth", "5", "-delay", "1s", "-workers", "256",
+				"-window", politeWindow.String(), "-timeout", politeTimeout.String()},
+			PerCrawl: map[string][]string{"colly": {"-per-host"}},
+			Polite:   true,
+		},
 		"polite": {
 			Name: "polite", Title: "5 000 hosts × 20 pages at 1 request/s per host",
 			Web: []string{"-hosts", "5000", "-pages", "20", "-crawl-delay", "1s", "-min-gap", "1s", "-max-depth", "5"},
@@ -89,7 +100,8 @@ func run() error {
 	exe, _ := os.Executable()
 	bin := flag.String("bin", filepath.Dir(exe), "directory holding benchweb and the crawl-* commands")
 	reps := flag.Int("reps", 3, "repetitions of every crawler on every web")
-	runsFlag := flag.String("runs", "small,large,polite", "runs to do, in order")
+	runsFlag := flag.String("runs", "small,large,polite1k,polite", "runs to do, in order")
+	politeReps := flag.Int("polite-reps", 2, "repetitions of every crawler on the politeness webs")
 	crawlersFlag := flag.String("crawlers", "crawlkit,colly,gocrawl", "crawlers; the first is the one the ratios are for")
 	out := flag.String("out", "results/e2e.jsonl", "file the raw result lines are written to")
 	md := flag.String("md", "", "BENCHMARKS.md to write the tables into (between the e2e markers); empty: print them")
@@ -122,14 +134,18 @@ func run() error {
 	results := map[string]map[string][]harness.Result{}
 	infos := map[string]harness.WebInfo{}
 	for _, s := range runs {
-		info, res, err := runOne(*bin, s, crawlers, *reps, f)
+		n := *reps
+		if s.Polite {
+			n = *politeReps
+		}
+		info, res, err := runOne(*bin, s, crawlers, n, f)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", s.Name, err)
 		}
 		infos[s.Name] = info
 		results[s.Name] = res
 	}
-	text := report(runs, crawlers, infos, results, *reps, *window, *politeTimeout, *command,
+	text := report(runs, crawlers, infos, results, *reps, *politeReps, *window, *politeTimeout, *command,
 		loadStart, loadAvg(), time.Since(began))
 	if *md == "" {
 		fmt.Print(text)
@@ -248,7 +264,7 @@ func minCov(rs []harness.Result) float64 {
 
 // report renders the Markdown tables.
 func report(runs []runSpec, crawlers []string, infos map[string]harness.WebInfo, results map[string]map[string][]harness.Result,
-	reps int, window, politeTimeout time.Duration, command, load0, load1 string, took time.Duration) string {
+	reps, politeReps int, window, politeTimeout time.Duration, command, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %s, %d cores (shared with other jobs), %s/%s, %s. Load average at start %s, at end %s. "+
 		"Matrix took %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
@@ -256,9 +272,9 @@ func report(runs []runSpec, crawlers []string, infos map[string]harness.WebInfo,
 	if command != "" {
 		fmt.Fprintf(&b, "Command (from the repository root): `%s`\n\n", command)
 	}
-	fmt.Fprintf(&b, "Medians of %d repetitions per crawler (crawlers alternating, a new process each); "+
+	fmt.Fprintf(&b, "Medians of %d repetitions per crawler (%d on the politeness webs) (crawlers alternating, a new process each); "+
 		"the server (cmd/benchweb) runs in its own process. Violations, duplicates and trap fetches are the worst repetition; "+
-		"coverage the lowest.\n", reps)
+		"coverage the lowest.\n", reps, politeReps)
 	ref := crawlers[0]
 	for _, s := range runs {
 		info := infos[s.Name]
