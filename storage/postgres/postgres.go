@@ -30,9 +30,9 @@
 // real crawl on one machine: embedded, durable, no server, and the fastest
 // by far. PostgreSQL suits several workers sharing one crawl when the URL
 // database should be queryable with SQL and as durable as the database
-// (every acknowledged Add and settle is committed); it leases around a
-// thousand URLs a second one by one and tens of thousands in batches (see
-// BENCHMARKS.md). Redis (storage/redis) suits several workers that need more
+// (every acknowledged Add and settle is committed); on a small machine it
+// leases some hundreds of URLs a second one at a time (a commit each) and
+// over ten thousand in batches (see BENCHMARKS.md and Options.AsyncCommit). Redis (storage/redis) suits several workers that need more
 // leases per second than PostgreSQL gives and can accept Redis's durability
 // (set appendonly and appendfsync on the server). Beyond one database server,
 // partition the crawl by host over several nodes (the distributed example).
