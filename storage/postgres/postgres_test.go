@@ -38,7 +38,7 @@ func requireServer(t testing.TB) {
 		defer cancel()
 		db, err := Open(ctx, testURL(), Options{Schema: "crawlkit_probe", MaxConns: 1})
 		if err == nil {
-			db.Close()
+			err = db.DropSchema(ctx)
 		}
 		probeErr = err
 	})
