@@ -14,6 +14,7 @@ import (
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/robots"
+	"github.com/crawlkit/crawlkit/simhash"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
@@ -170,6 +171,13 @@ type Config struct {
 	// frontier.Frontier of the Crawler's own (see Queue). It lets several
 	// crawler processes share one crawl. The caller closes it after Run.
 	Queue Queue
+	// RobotsStore and FingerprintStore, if set, keep robots.txt files and
+	// content fingerprints in a store of the caller's (for example the
+	// PostgreSQL or Redis one of a shared crawl, so that processes fetch a
+	// robots.txt once between them and see each other's near-duplicates).
+	// Nil uses the DataDir's Pebble store, or memory.
+	RobotsStore      robots.Store
+	FingerprintStore simhash.Store
 	// Politeness, if set, is the per-host politeness model the fetcher
 	// records into and the frontier schedules by; pass the same one to a
 	// shared Queue. Nil makes one from Delay, MaxConnsPerHost and

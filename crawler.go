@@ -224,13 +224,20 @@ func (cr *Crawler) open() error {
 		robotsStore robots.Store
 		fpStore     simhash.Store
 	)
+	robotsStore, fpStore = cfg.RobotsStore, cfg.FingerprintStore
 	if cfg.DataDir != "" {
 		db, err := pebble.Open(cfg.DataDir, pebble.Options{})
 		if err != nil {
 			return fmt.Errorf("crawlkit: opening data directory: %w", err)
 		}
 		cr.db = db
-		frontStore, robotsStore, fpStore = db.Frontier(), db.RobotsStore(), db.FingerprintStore()
+		frontStore = db.Frontier()
+		if robotsStore == nil {
+			robotsStore = db.RobotsStore()
+		}
+		if fpStore == nil {
+			fpStore = db.FingerprintStore()
+		}
 		cr.seenStore = db.SeenStore()
 	}
 
@@ -475,10 +482,27 @@ func (cr *Crawler) fetchSitemap(ctx context.Context, rawURL string) (io.ReadClos
 
 // worker leases and processes URLs until leasing stops.
 func (cr *Crawler) worker(leaseCtx, workCtx context.Context, stop context.CancelFunc) {
+	backoff := time.Duration(0)
 	for {
 		l, err := cr.front.Next(leaseCtx)
-		if err != nil {
+		switch {
+		case err == nil:
+			backoff = 0
+		case leaseCtx.Err() != nil || errors.Is(err, frontier.ErrClosed):
 			return
+		default:
+			// A shared Queue can fail for a while (a database restarting):
+			// wait and ask again rather than lose the worker.
+			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
+			cr.cfg.Logger.Warn("leasing from the frontier failed; retrying", "err", err, "in", backoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-leaseCtx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
 		}
 		if !cr.process(workCtx, l, stop) {
 			return

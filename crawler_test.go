@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
+	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/warc"
 )
 
@@ -462,5 +464,56 @@ func TestDashboardSnapshot(t *testing.T) {
 	d.ServeHTTP(rec, httptest.NewRequest("GET", "/api/snapshot", nil))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"fetched"`) {
 		t.Errorf("dashboard snapshot endpoint: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// flakyQueue fails its first Next calls, as a shared queue does while its
+// database restarts.
+type flakyQueue struct {
+	*frontier.Frontier
+	failures atomic.Int32
+	served   atomic.Int32 // leases handed out by Next after the failures
+}
+
+func (q *flakyQueue) Next(ctx context.Context) (*frontier.Lease, error) {
+	if q.failures.Add(-1) >= 0 {
+		return nil, errors.New("queue unavailable")
+	}
+	l, err := q.Frontier.Next(ctx)
+	if err == nil {
+		q.served.Add(1)
+	}
+	return l, err
+}
+
+func TestWorkersSurviveQueueErrors(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 4, PagesPerHost: 6, Seed: 17, Agent: "crawlkit-test", NoTraps: true,
+		CrawlDelay: 20 * time.Millisecond})
+	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q := &flakyQueue{Frontier: f}
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.Workers = 2
+	cfg.Queue = q
+	q.failures.Store(4) // the first calls fail, as during a short outage
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if q.failures.Load() > 0 {
+		t.Fatal("the queue's failures were not all hit")
+	}
+	if q.served.Load() == 0 {
+		t.Fatal("no worker leased anything after the queue's errors: the workers gave up")
+	}
+	if missing := web.TruthFor("crawlkit-test", 0).Missing(log.urls()); len(missing) > 0 {
+		t.Errorf("%d pages missing after transient queue errors: %v", len(missing), missing)
 	}
 }
