@@ -57,6 +57,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	retryBase := fs.Duration("retry-base", DefaultRetryBase, "first retry delay, doubling per attempt")
 	maxAttempts := fs.Int("max-attempts", DefaultMaxAttempts, "most attempts of a URL")
 	robotsRetries := fs.Int("robots-retries", crawlkit.DefaultRobotsRetries, "retries of a URL whose robots.txt is unreachable (negative: none)")
+	dupWindow := fs.Duration("dup-window", DefaultDuplicateWindow, "how long the server drops repeated publishes of a URL (fixed at stream creation)")
 	expected := fs.Uint64("expected-urls", crawlkit.DefaultExpectedURLs, "URLs the whole crawl expects (sizes the seen sets)")
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through (repeatable)")
@@ -114,7 +115,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	node, err := NewNode(Config{
 		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
-		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, Logger: logger,
+		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
 		Crawler: crawlkit.Config{
 			UserAgent: *userAgent, Seeds: seeds, Scope: sc, MaxDepth: *maxDepth, Workers: *workers,
 			Delay: *delay, MaxCrawlDelay: *maxCrawlDelay, RobotsRetries: *robotsRetries,

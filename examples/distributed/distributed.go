@@ -68,6 +68,7 @@ const (
 	DefaultMaxHeldPerPartition = 256
 	DefaultRetryBase           = 30 * time.Second
 	DefaultRetryMax            = time.Hour
+	DefaultDuplicateWindow     = 2 * time.Minute
 	DefaultMaxAttempts         = 5
 	// DefaultExtraDeliveries is how many deliveries beyond MaxAttempts a
 	// message may have before it is given up: handovers and crashes also
@@ -148,6 +149,12 @@ type Config struct {
 	// Crawler.MaxAttempts or 5); a message delivered more than
 	// MaxAttempts + DefaultExtraDeliveries times is dropped as failed.
 	MaxAttempts int
+	// DuplicateWindow is how long the stream remembers Nats-Msg-Ids to
+	// drop repeated publishes (default 2 minutes). Within it, the server
+	// drops a URL published again (by any node) before it reaches a
+	// partition; after it, the partition's seen set does. It is fixed
+	// when the stream is created.
+	DuplicateWindow time.Duration
 	// ExpectedURLs sizes each partition's seen set
 	// (ExpectedURLs/Partitions, at least 4096; default 1 million in all).
 	ExpectedURLs uint64
@@ -227,6 +234,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		if cfg.MaxAttempts == 0 {
 			cfg.MaxAttempts = DefaultMaxAttempts
 		}
+	}
+	if cfg.DuplicateWindow == 0 {
+		cfg.DuplicateWindow = DefaultDuplicateWindow
+	}
+	if cfg.DuplicateWindow < 100*time.Millisecond {
+		return cfg, fmt.Errorf("%w: duplicate window %v: want at least 100ms", ErrConfig, cfg.DuplicateWindow)
 	}
 	if cfg.ExpectedURLs == 0 {
 		cfg.ExpectedURLs = crawlkit.DefaultExpectedURLs

@@ -39,7 +39,11 @@ func startChild(t *testing.T, name, role string, args ...string) *child {
 	b, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"="+role, argsEnv+"="+string(b))
-	logf := filepath.Join(t.TempDir(), name+".log")
+	dir := os.Getenv("DISTRIBUTED_TEST_LOGDIR") // keep the children's logs there
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	logf := filepath.Join(dir, name+".log")
 	lf, err := os.Create(logf)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +154,7 @@ func nodeArgs(t *testing.T, web *crawltest.Web, natsURL, crawlID, id string, rep
 		"-delay", "50ms", "-max-crawl-delay", "1s", "-handover-hold", "1s",
 		"-member-ttl", "2s", "-ack-wait", "4s", "-retry-base", "200ms", "-robots-retries", "-1",
 		"-allow-private", "127.0.0.0/8", "-route-tld", "test=" + web.Addr(), "-http", "127.0.0.1:0",
-		"-log-level", "info",
+		"-log-level", "info", "-dup-window", "1s",
 	}
 }
 

@@ -114,11 +114,28 @@ func (n *Node) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	stream, kv, err := setup(sctx, js, cfg)
-	cancel()
-	if err != nil {
-		return err
+	// A cluster that is just starting has no JetStream meta leader yet:
+	// its API requests time out. Retry for a minute.
+	var (
+		stream jetstream.Stream
+		kv     jetstream.KeyValue
+	)
+	for deadline := time.Now().Add(time.Minute); ; {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		stream, kv, err = setup(sctx, js, cfg)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		cfg.Logger.Info("setting up the crawl's stream; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 	q, err := newQueue(cfg, js, stream, n.pol)
 	if err != nil {
@@ -192,14 +209,48 @@ func (n *Node) Run(ctx context.Context) error {
 func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done chan<- struct{}) {
 	defer close(done)
 	var prev []string
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-mem.changed:
+	// Nodes started together should see each other before the first
+	// assignment, or the first one takes every partition and hands most
+	// of them back a moment later.
+	settle := time.NewTimer(n.cfg.MemberTTL / 2)
+	select {
+	case <-ctx.Done():
+		settle.Stop()
+		return
+	case <-settle.C:
+	}
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-mem.changed:
+			}
+			// Let a burst of changes (several nodes starting or
+			// stopping) settle into one rebalance.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		live, ok := mem.members()
-		if !ok || slices.Equal(live, prev) {
+		if !ok {
+			// Not in the view yet (the first heartbeat is on its way):
+			// look again shortly.
+			go func() {
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+					select {
+					case mem.changed <- struct{}{}:
+					default:
+					}
+				}
+			}()
+			continue
+		}
+		if slices.Equal(live, prev) {
 			continue
 		}
 		prev = live
@@ -247,7 +298,7 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.S
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
-		Duplicates:  2 * time.Minute,
+		Duplicates:  cfg.DuplicateWindow,
 		AllowDirect: true,
 	})
 	if err != nil {

@@ -46,6 +46,10 @@ type Queue struct {
 	finMu      sync.Mutex
 	finChecked time.Time
 	finResult  bool
+	// lastBusyLog rate-limits the log line saying why the crawl is not
+	// finished.
+	lastBusyLog time.Time
+	busyHint    int // the partition found busy last
 
 	counters queueCounters
 }
@@ -179,60 +183,113 @@ func PartitionOf(host string, partitions int) int {
 }
 
 // Add publishes entries to their partitions and returns when the stream has
-// stored every one of them (or one failed): a page's links are durable
-// before its own message is acknowledged.
+// stored every one of them: a page's links are durable before its own
+// message is acknowledged. Publishes that fail (a cluster electing a new
+// stream leader answers nothing for a few seconds) are repeated, with the
+// same Nats-Msg-Id so that the server drops a repeat of one that was stored
+// after all, for up to PublishTimeout. An error from Add is costly: the
+// Crawler has already marked the links as seen, so they are lost unless
+// another page links to them again.
 func (q *Queue) Add(entries ...frontier.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(entries))
-	var firstErr error
+	msgs := make([]*nats.Msg, 0, len(entries))
 	for _, e := range entries {
 		host := e.Host
 		if host == "" {
 			h, err := urlnorm.HostOf(e.URL)
 			if err != nil {
-				firstErr = fmt.Errorf("%w: %q: %w", frontier.ErrInvalidEntry, e.URL, err)
-				break
+				return fmt.Errorf("%w: %q: %w", frontier.ErrInvalidEntry, e.URL, err)
 			}
 			host = h
 		}
 		data, err := json.Marshal(wireEntry{URL: e.URL, Host: host, Depth: e.Depth, Priority: e.Priority, Meta: e.Meta})
 		if err != nil {
-			firstErr = err
-			break
+			return err
 		}
 		m := nats.NewMsg(q.names.subject(PartitionOf(host, q.cfg.Partitions)))
 		m.Header.Set(jetstream.MsgIDHeader, msgID(urlnorm.Key(e.URL)))
 		m.Data = data
+		msgs = append(msgs, m)
+	}
+	deadline := q.now().Add(PublishTimeout)
+	wait := 100 * time.Millisecond
+	for {
+		failed, err := q.publish(msgs)
+		if len(failed) == 0 {
+			return nil
+		}
+		if q.now().After(deadline) {
+			return fmt.Errorf("distributed: publishing %d URLs: %w", len(failed), err)
+		}
+		q.log.Info("publish failed; retrying", "urls", len(failed), "err", err)
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
+		msgs = failed
+	}
+}
+
+// PublishTimeout is how long Add keeps trying to publish a page's links.
+const PublishTimeout = 2 * time.Minute
+
+// publish sends msgs asynchronously and waits for their acks; it returns
+// the ones that were not stored and the first error.
+func (q *Queue) publish(msgs []*nats.Msg) ([]*nats.Msg, error) {
+	type pending struct {
+		m *nats.Msg
+		f jetstream.PubAckFuture
+	}
+	var (
+		failed   []*nats.Msg
+		firstErr error
+		waiting  = make([]pending, 0, len(msgs))
+	)
+	fail := func(m *nats.Msg, err error) {
+		failed = append(failed, m)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, m := range msgs {
 		f, err := q.js.PublishMsgAsync(m)
 		if err != nil {
-			firstErr = fmt.Errorf("distributed: publishing %q: %w", e.URL, err)
-			break
+			fail(m, err)
+			continue
 		}
-		futures = append(futures, f)
+		waiting = append(waiting, pending{m, f})
 	}
-	timeout := time.NewTimer(30 * time.Second)
+	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
-	for _, f := range futures {
+	expired := false
+	for _, p := range waiting {
+		if expired {
+			select {
+			case ack := <-p.f.Ok():
+				q.countPublished(ack)
+			default:
+				fail(p.m, context.DeadlineExceeded)
+			}
+			continue
+		}
 		select {
-		case ack := <-f.Ok():
-			q.counters.published.Add(1)
-			if ack.Duplicate {
-				q.counters.publishDuplicates.Add(1)
-			}
-		case err := <-f.Err():
-			if firstErr == nil {
-				firstErr = fmt.Errorf("distributed: publishing: %w", err)
-			}
+		case ack := <-p.f.Ok():
+			q.countPublished(ack)
+		case err := <-p.f.Err():
+			fail(p.m, err)
 		case <-timeout.C:
-			if firstErr == nil {
-				firstErr = fmt.Errorf("distributed: publishing: %w", context.DeadlineExceeded)
-			}
-			return firstErr
+			expired = true
+			fail(p.m, context.DeadlineExceeded)
 		}
 	}
-	return firstErr
+	return failed, firstErr
+}
+
+func (q *Queue) countPublished(ack *jetstream.PubAck) {
+	q.counters.published.Add(1)
+	if ack.Duplicate {
+		q.counters.publishDuplicates.Add(1)
+	}
 }
 
 // Next returns a lease on a URL of an owned partition whose host may be
@@ -349,9 +406,20 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 		}
 		q.counters.naked.Add(1)
 	default:
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := h.msg.DoubleAck(ctx)
-		cancel()
+		// An ack that gets no answer (a consumer leader election) is
+		// repeated: until the message is redelivered, a late ack still
+		// counts, and saves a duplicate fetch.
+		var err error
+		for try := range 4 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err = h.msg.DoubleAck(ctx)
+			cancel()
+			if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+				err = nil
+				break
+			}
+			time.Sleep(time.Duration(try+1) * 250 * time.Millisecond)
+		}
 		if err != nil {
 			// The server will redeliver it: a duplicate fetch, never a
 			// loss.
@@ -424,7 +492,7 @@ func (q *Queue) finished(now time.Time) bool {
 }
 
 // crawlFinished reports whether no partition has a message undelivered or
-// unacknowledged. The stream's last sequence is read before and after the
+// unacknowledged. It requires finMu held. The stream's last sequence is read before and after the
 // consumers: a link published while they were read (which could move work
 // from a consumer read later to one read earlier) changes it.
 func (q *Queue) crawlFinished(ctx context.Context) (bool, error) {
@@ -432,29 +500,43 @@ func (q *Queue) crawlFinished(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	seen := 0
-	lister := q.stream.ListConsumers(ctx)
-	busy := false
-	for ci := range lister.Info() {
-		if _, ok := partitionOfConsumer(ci.Name); !ok {
-			continue
+	// One Info request per consumer, each answered by that consumer's
+	// leader: a listing of all consumers waits for every leader and
+	// times out while a dead server's consumers are being moved. Start
+	// at the partition that was busy last time; during the crawl, that
+	// one request usually settles it.
+	n := len(q.parts)
+	for i := range n {
+		p := q.parts[(q.busyHint+i)%n]
+		ci, err := p.consumer.Info(ctx)
+		if err != nil {
+			q.logBusy("reading a partition consumer", "partition", p.id, "err", err)
+			return false, err
 		}
-		seen++
 		if ci.NumPending > 0 || ci.NumAckPending > 0 {
-			busy = true
+			q.busyHint = p.id
+			q.logBusy("crawl not finished", "partition", p.id, "pending", ci.NumPending,
+				"ack_pending", ci.NumAckPending, "waiting", ci.NumWaiting, "redelivered", ci.NumRedelivered)
+			return false, nil
 		}
-	}
-	if err := lister.Err(); err != nil {
-		return false, err
-	}
-	if busy || seen < q.cfg.Partitions {
-		return false, nil
 	}
 	after, err := q.stream.Info(ctx)
 	if err != nil {
 		return false, err
 	}
-	return before.State.LastSeq == after.State.LastSeq, nil
+	if before.State.LastSeq != after.State.LastSeq {
+		q.logBusy("crawl not finished: stream grew while checked")
+		return false, nil
+	}
+	return true, nil
+}
+
+// logBusy logs why the crawl is not finished, at most every 5 s.
+func (q *Queue) logBusy(msg string, args ...any) {
+	if time.Since(q.lastBusyLog) > 5*time.Second {
+		q.lastBusyLog = time.Now()
+		q.log.Info(msg, args...)
+	}
 }
 
 // keepAlive sends InProgress for every held message, so that messages
