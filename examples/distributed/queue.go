@@ -575,13 +575,16 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 		p.holdUntil = q.now().Add(q.cfg.HandoverHold)
 	}
 	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
+	var lastSeq uint64
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case isMsgNotFound(err): // an empty partition
+		err = nil
 	case err != nil:
 		p.mu.Unlock()
 		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
 	default:
-		err = q.replay(ctx, p, 1, last.Sequence+1)
+		lastSeq = last.Sequence
+		err = q.replay(ctx, p, 1, lastSeq+1)
 	}
 	p.mu.Unlock()
 	if err != nil {
@@ -617,8 +620,16 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 		cc.Stop()
 	}
 	q.counters.acquired.Add(1)
-	q.log.Info("partition acquired", "partition", p.id, "replayed_to", last)
+	q.log.Info("partition acquired", "partition", p.id, "replayed_to", lastSeq)
 	return nil
+}
+
+// isMsgNotFound reports a "no message" answer, which a direct get gives as
+// a bare API error.
+func isMsgNotFound(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, jetstream.ErrMsgNotFound) ||
+		(errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeMessageNotFound)
 }
 
 // release stops consuming partition p: unleased messages go back to the

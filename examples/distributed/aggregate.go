@@ -1,0 +1,124 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/crawlkit/crawlkit"
+)
+
+// SumStats adds up the Stats of several nodes into the crawl's: counters and
+// throughputs are summed (so Peak is the sum of the nodes' peaks, an upper
+// bound of the crawl's), Started is the earliest and Elapsed the longest.
+//
+// URLs.Discovered sums each node's count of URLs it accepted, and a URL
+// found on pages of several nodes counts once per node: it overstates the
+// crawl's distinct URLs. The partitions' own dedup is in QueueStats.
+func SumStats(stats ...crawlkit.Stats) crawlkit.Stats {
+	var out crawlkit.Stats
+	for i, s := range stats {
+		u, o := s.URLs, &out.URLs
+		o.Discovered += u.Discovered
+		o.Queued += u.Queued
+		o.Fetched += u.Fetched
+		o.Successful += u.Successful
+		o.Failed += u.Failed
+		o.Retried += u.Retried
+		o.Duplicates += u.Duplicates
+		o.BlockedByRobots += u.BlockedByRobots
+		o.TrapRejected += u.TrapRejected
+		o.OutOfScope += u.OutOfScope
+		out.Throughput.Current += s.Throughput.Current
+		out.Throughput.Average += s.Throughput.Average
+		out.Throughput.Peak += s.Throughput.Peak
+		out.Hosts.Discovered += s.Hosts.Discovered
+		out.Hosts.Active += s.Hosts.Active
+		out.Hosts.Blocked += s.Hosts.Blocked
+		out.Workers.Active += s.Workers.Active
+		out.Workers.Idle += s.Workers.Idle
+		out.Bytes += s.Bytes
+		out.WireBytes += s.WireBytes
+		if i == 0 || (!s.Started.IsZero() && s.Started.Before(out.Started)) {
+			out.Started = s.Started
+		}
+		out.Elapsed = max(out.Elapsed, s.Elapsed)
+	}
+	return out
+}
+
+// maxStatsBytes bounds a node's stats response.
+const maxStatsBytes = 1 << 20
+
+// FetchStats reads a node's Stats from its /stats URL.
+func FetchStats(ctx context.Context, client *http.Client, statsURL string) (crawlkit.Stats, error) {
+	var s crawlkit.Stats
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statsURL, nil)
+	if err != nil {
+		return s, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("distributed: %s: %s", statsURL, resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxStatsBytes+1))
+	if err != nil {
+		return s, err
+	}
+	if len(b) > maxStatsBytes {
+		return s, fmt.Errorf("distributed: %s: stats larger than %d bytes", statsURL, maxStatsBytes)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("distributed: %s: %w", statsURL, err)
+	}
+	return s, nil
+}
+
+// Members reads the live members of a crawl from its membership bucket,
+// with the stats address each one published.
+func Members(ctx context.Context, natsURL, crawlID string) ([]MemberInfo, error) {
+	nc, err := nats.Connect(natsURL, nats.Timeout(5*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := js.KeyValue(ctx, namesFor(crawlID).members)
+	if err != nil {
+		return nil, fmt.Errorf("distributed: crawl %q: %w", crawlID, err)
+	}
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []MemberInfo
+	for k := range lister.Keys() {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var mi MemberInfo
+		if err := json.Unmarshal(e.Value(), &mi); err != nil {
+			continue
+		}
+		out = append(out, mi)
+	}
+	return out, nil
+}
