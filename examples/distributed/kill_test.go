@@ -34,11 +34,12 @@ type child struct {
 	out []string
 }
 
-func startChild(t *testing.T, name, role string, args ...string) *child {
+func startChild(t testing.TB, name, role string, args ...string) *child {
 	t.Helper()
 	b, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"="+role, argsEnv+"="+string(b))
+	dieWithParent(cmd)
 	dir := os.Getenv("DISTRIBUTED_TEST_LOGDIR") // keep the children's logs there
 	if dir == "" {
 		dir = t.TempDir()
@@ -90,7 +91,7 @@ func startChild(t *testing.T, name, role string, args ...string) *child {
 }
 
 // waitLine waits for a stdout line with prefix and returns its rest.
-func (c *child) waitLine(t *testing.T, prefix string, timeout time.Duration) string {
+func (c *child) waitLine(t testing.TB, prefix string, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -119,7 +120,7 @@ func (c *child) output(prefix string) (string, bool) {
 	return "", false
 }
 
-func (c *child) wait(t *testing.T, timeout time.Duration) {
+func (c *child) wait(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	select {
 	case <-c.exited:
@@ -133,7 +134,7 @@ func (c *child) wait(t *testing.T, timeout time.Duration) {
 
 // killTestWeb is the web of the kill tests: 500 hosts, Crawl-delay on a
 // sixth of them, spacing checked by the server.
-func killTestWeb(t *testing.T) *crawltest.Web {
+func killTestWeb(t testing.TB) *crawltest.Web {
 	pages := 8
 	if testing.Short() {
 		pages = 4
@@ -143,7 +144,7 @@ func killTestWeb(t *testing.T) *crawltest.Web {
 }
 
 // nodeArgs are the crawl node flags of the kill tests.
-func nodeArgs(t *testing.T, web *crawltest.Web, natsURL, crawlID, id string, replicas int) []string {
+func nodeArgs(t testing.TB, web *crawltest.Web, natsURL, crawlID, id string, replicas int) []string {
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
 	if err := os.WriteFile(seeds, []byte(strings.Join(web.Seeds(), "\n")), 0o644); err != nil {
 		t.Fatal(err)
@@ -217,7 +218,7 @@ func TestKillNode(t *testing.T) {
 }
 
 // freePorts returns n free loopback ports.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	var ls []net.Listener
 	var ports []int
 	for range n {
