@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,5 +301,48 @@ func TestKillStreamLeader(t *testing.T) {
 	}
 	t.Logf("killed stream leader %s at %d page fetches of ~%d; the nodes finished %v later", leader, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
 	logNodeStats(t, nodes...)
+	checkCrawl(t, web, 0.02)
+}
+
+// TestGracefulLeave stops one of three nodes with SIGTERM mid-crawl: it
+// must hand its partitions back and exit promptly, and the others must
+// finish the crawl with the same checks (and no duplicate fetch beyond the
+// ones a kill could cause).
+func TestGracefulLeave(t *testing.T) {
+	web := killTestWeb(t)
+	url := embeddedNATS(t)
+	truthPages := len(web.TruthFor(testToken, 0).URLs())
+	var nodes []*child
+	for i := range 3 {
+		id := fmt.Sprintf("n%d", i+1)
+		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, url, "leave", id, 1)...))
+	}
+	waitFetches(t, web, truthPages/4, 2*time.Minute)
+	leaver := nodes[1]
+	if err := leaver.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	leaver.wait(t, time.Minute)
+	t.Logf("%s left %v after SIGTERM", leaver.name, time.Since(start).Round(time.Millisecond))
+	s, ok := leaver.output("stats ")
+	if !ok {
+		t.Fatalf("%s printed no stats", leaver.name)
+	}
+	var st struct {
+		Queue struct {
+			Acquired, Released int64
+			Owned              []int
+		} `json:"queue"`
+	}
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Queue.Acquired == 0 || st.Queue.Released != st.Queue.Acquired || len(st.Queue.Owned) != 0 {
+		t.Errorf("%s acquired %d partitions, released %d, still owns %v", leaver.name, st.Queue.Acquired, st.Queue.Released, st.Queue.Owned)
+	}
+	for _, c := range []*child{nodes[0], nodes[2]} {
+		c.wait(t, 4*time.Minute)
+	}
 	checkCrawl(t, web, 0.02)
 }
