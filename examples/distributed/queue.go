@@ -310,6 +310,11 @@ func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
 // a zero time only if the whole crawl is finished (see the package
 // documentation); otherwise a time shortly ahead, so the Crawler polls.
 func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
+	if q.healthy != nil && !q.healthy(now) {
+		return nil, now.Add(250 * time.Millisecond), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
 	for {
 		l, at, err := q.front.NextAt(now)
 		if err != nil {
@@ -324,7 +329,7 @@ func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
 			}
 			return nil, now.Add(250 * time.Millisecond), nil
 		}
-		if q.claim(context.Background(), l) {
+		if q.claim(ctx, l) {
 			return l, time.Time{}, nil
 		}
 	}
@@ -346,6 +351,14 @@ func (q *Queue) claim(ctx context.Context, l *frontier.Lease) bool {
 		}
 		select {
 		case <-ctx.Done():
+			// Give the URL back to the stream: the local lease is
+			// settled, so nothing here would ever hand it out again.
+			q.mu.Lock()
+			if h := q.held[l.URL]; h != nil && !h.leased {
+				delete(q.held, l.URL)
+				_ = h.msg.Nak()
+			}
+			q.mu.Unlock()
 			q.drop(l)
 			return false
 		case <-time.After(100 * time.Millisecond):
