@@ -422,16 +422,22 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 		// An ack that gets no answer (a consumer leader election) is
 		// repeated: until the message is redelivered, a late ack still
 		// counts, and saves a duplicate fetch.
+		// Keep trying for half of AckWait: an election takes seconds,
+		// and this worker has nothing better to do meanwhile.
 		var err error
-		for try := range 4 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		deadline := time.Now().Add(q.cfg.AckWait / 2)
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			err = h.msg.DoubleAck(ctx)
 			cancel()
 			if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 				err = nil
 				break
 			}
-			time.Sleep(time.Duration(try+1) * 250 * time.Millisecond)
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(min(time.Duration(try)*250*time.Millisecond, time.Second))
 		}
 		if err != nil {
 			// The server will redeliver it: a duplicate fetch, never a
