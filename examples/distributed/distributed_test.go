@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"testing"
@@ -166,5 +167,22 @@ func TestOneNodeEmbedded(t *testing.T) {
 	t.Logf("queue: %+v", qs)
 	if qs.Acquired != 8 || qs.Released != 8 {
 		t.Errorf("acquired %d and released %d partitions, want 8 and 8", qs.Acquired, qs.Released)
+	}
+
+	// The stats the node serves are what the aggregator reads.
+	srv := httptest.NewServer(node.Handler())
+	defer srv.Close()
+	st, err := distributed.FetchStats(ctx, srv.Client(), srv.URL+"/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := node.Crawler().Stats().URLs.Fetched; st.URLs.Fetched != want || want == 0 {
+		t.Errorf("served stats say %d fetched, the crawler %d", st.URLs.Fetched, want)
+	}
+	if sum := distributed.SumStats(st, st); sum.URLs.Fetched != 2*st.URLs.Fetched {
+		t.Errorf("sum of two copies: %d fetched, want %d", sum.URLs.Fetched, 2*st.URLs.Fetched)
+	}
+	if _, err := distributed.FetchStats(ctx, srv.Client(), srv.URL+"/nope"); err == nil {
+		t.Error("FetchStats of a 404 succeeded")
 	}
 }
