@@ -55,3 +55,23 @@ func TestRetryDelay(t *testing.T) {
 		}
 	}
 }
+
+// FuzzServerVersion feeds arbitrary version strings (the server reports its
+// own) and message ids to the parsers: they must not panic, and an accepted
+// version is at least itself.
+func FuzzServerVersion(f *testing.F) {
+	for _, s := range []string{"2.11.0", "v2.12.0-RC.1", "2.9", "", "...", "2.11.0.7", "99999999999999999999.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if versionAtLeast(v, MinServerVersion) && !versionAtLeast(v, v) {
+			t.Errorf("%q accepted but not at least itself", v)
+		}
+		if k, ok := keyOfMsgID(v); ok && msgID(k) != v && len(v) == 16 {
+			// Upper-case hex parses too; its canonical form differs.
+			if back, _ := keyOfMsgID(msgID(k)); back != k {
+				t.Errorf("key %#x of %q does not round-trip", k, v)
+			}
+		}
+	})
+}
