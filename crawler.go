@@ -102,6 +102,11 @@ type Crawler struct {
 
 	blockedMu    sync.Mutex
 	blockedHosts map[string]bool
+
+	// pending holds admitted URLs the frontier refused (see enqueue).
+	pendingMu   sync.Mutex
+	pending     []frontier.Entry
+	pendingKeys []uint64
 }
 
 // New checks cfg and returns a Crawler. It does no I/O: stores are opened
@@ -526,6 +531,12 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 			continue
 		case <-cr.wake:
 		case <-poll.C:
+		}
+		if cr.hasPending() {
+			if err := cr.enqueue(nil, nil); err != nil {
+				cr.cfg.Logger.Warn("queueing pending links", "err", err)
+			}
+			continue
 		}
 		if cr.busy.Load() != 0 || cr.front.Stats().Leased != 0 {
 			continue
@@ -976,11 +987,28 @@ func (cr *Crawler) admitURL(raw, source string, depth int, link *Link) (frontier
 // in-memory filter first, so two workers never queue it twice; it is
 // recorded as seen on disk only after it is durably queued, so a crash in
 // between can queue it again (a bounded duplicate) but never lose it.
+//
+// When the frontier refuses the batch, the URLs are already claimed in the
+// filter, so a retry of their page would not offer them again: they wait in
+// a pending list that every later enqueue, and the monitor, tries first,
+// and the crawl does not end while it holds anything. The error is
+// returned so the page is fetched again if the process dies meanwhile.
 func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
+	cr.pendingMu.Lock()
+	if len(cr.pending) > 0 {
+		entries = append(cr.pending, entries...)
+		keys = append(cr.pendingKeys, keys...)
+		cr.pending, cr.pendingKeys = nil, nil
+	}
+	cr.pendingMu.Unlock()
 	if len(entries) == 0 {
 		return nil
 	}
 	if err := cr.front.Add(entries...); err != nil {
+		cr.pendingMu.Lock()
+		cr.pending = append(cr.pending, entries...)
+		cr.pendingKeys = append(cr.pendingKeys, keys...)
+		cr.pendingMu.Unlock()
 		return err
 	}
 	if cr.seenStore != nil && cr.cfg.Queue == nil {
@@ -991,4 +1019,12 @@ func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
 		}
 	}
 	return nil
+}
+
+// hasPending reports whether admitted URLs wait for the frontier to take
+// them.
+func (cr *Crawler) hasPending() bool {
+	cr.pendingMu.Lock()
+	defer cr.pendingMu.Unlock()
+	return len(cr.pending) > 0
 }

@@ -517,3 +517,48 @@ func TestWorkersSurviveQueueErrors(t *testing.T) {
 		t.Errorf("%d pages missing after transient queue errors: %v", len(missing), missing)
 	}
 }
+
+// failingAddQueue refuses its first Adds after the seeds, as a shared queue
+// does while its database is away.
+type failingAddQueue struct {
+	*frontier.Frontier
+	failures atomic.Int32
+	refused  atomic.Int32
+}
+
+func (q *failingAddQueue) Add(entries ...frontier.Entry) error {
+	if entries[0].Depth > 0 && q.failures.Add(-1) >= 0 {
+		q.refused.Add(int32(len(entries)))
+		return errors.New("queue unavailable")
+	}
+	return q.Frontier.Add(entries...)
+}
+
+func TestRefusedLinksAreQueuedLater(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 4, PagesPerHost: 8, Seed: 19, Agent: "crawlkit-test", NoTraps: true,
+		CrawlDelay: 20 * time.Millisecond})
+	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond), RetryBase: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q := &failingAddQueue{Frontier: f}
+	q.failures.Store(3)
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.Queue = q
+	cfg.RetryBackoff = time.Millisecond
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if q.refused.Load() == 0 {
+		t.Fatal("no Add was refused; the test did not test anything")
+	}
+	if missing := web.TruthFor("crawlkit-test", 0).Missing(log.urls()); len(missing) > 0 {
+		t.Errorf("%d pages lost after %d refused links: %v", len(missing), q.refused.Load(), missing)
+	}
+}
