@@ -30,7 +30,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -108,6 +107,7 @@ func run() error {
 	window := flag.Duration("polite-window", 15*time.Second, "throughput window of the politeness run")
 	politeTimeout := flag.Duration("polite-timeout", 60*time.Second, "time bound of a politeness crawl")
 	command := flag.String("command", "", "the command line to print with the tables")
+	from := flag.String("from", "", "comma-separated result files of earlier runs: render their tables instead of crawling")
 	flag.Parse()
 
 	crawlers := strings.Split(*crawlersFlag, ",")
@@ -120,6 +120,15 @@ func run() error {
 		}
 		runs = append(runs, s)
 	}
+	loadStart := loadAvg()
+	began := time.Now()
+	results := map[string]map[string][]harness.Result{}
+	infos := map[string]harness.WebInfo{}
+	if *from != "" {
+		return render(*bin, *md, runs, crawlers, strings.Split(*from, ","), func(infos map[string]harness.WebInfo, results map[string]map[string][]harness.Result, reps, politeReps int) string {
+			return report(runs, crawlers, infos, results, reps, politeReps, *window, *politeTimeout, *command, "", "", 0)
+		})
+	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err
 	}
@@ -128,11 +137,6 @@ func run() error {
 		return err
 	}
 	defer f.Close()
-
-	loadStart := loadAvg()
-	began := time.Now()
-	results := map[string]map[string][]harness.Result{}
-	infos := map[string]harness.WebInfo{}
 	for _, s := range runs {
 		n := *reps
 		if s.Polite {
@@ -154,11 +158,10 @@ func run() error {
 	return writeSection(*md, text)
 }
 
-// runOne starts the web of s and runs every crawler reps times on it.
-func runOne(bin string, s runSpec, crawlers []string, reps int, raw io.Writer) (harness.WebInfo, map[string][]harness.Result, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	web := exec.CommandContext(ctx, filepath.Join(bin, "benchweb"), s.Web...)
+// startWeb starts benchweb for s and returns its description and a function
+// that stops it.
+func startWeb(bin string, s runSpec) (harness.WebInfo, func(), error) {
+	web := exec.Command(filepath.Join(bin, "benchweb"), s.Web...)
 	stdin, err := web.StdinPipe()
 	if err != nil {
 		return harness.WebInfo{}, nil, err
@@ -171,18 +174,30 @@ func runOne(bin string, s runSpec, crawlers []string, reps int, raw io.Writer) (
 	if err := web.Start(); err != nil {
 		return harness.WebInfo{}, nil, err
 	}
-	defer func() {
+	stop := func() {
 		stdin.Close() // benchweb exits when its standard input closes
 		_ = web.Wait()
-	}()
+	}
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
+		stop()
 		return harness.WebInfo{}, nil, fmt.Errorf("benchweb: %w", err)
 	}
 	var info harness.WebInfo
 	if err := json.Unmarshal(line, &info); err != nil {
+		stop()
 		return info, nil, fmt.Errorf("benchweb said %q: %w", line, err)
 	}
+	return info, stop, nil
+}
+
+// runOne starts the web of s and runs every crawler reps times on it.
+func runOne(bin string, s runSpec, crawlers []string, reps int, raw io.Writer) (harness.WebInfo, map[string][]harness.Result, error) {
+	info, stop, err := startWeb(bin, s)
+	if err != nil {
+		return info, nil, err
+	}
+	defer stop()
 	fmt.Fprintf(os.Stderr, "== %s: %s (web %s, %d crawlable hosts, %d unique truth pages)\n",
 		s.Name, s.Title, info.Web, info.CrawlableHosts, info.TruthUnique)
 
@@ -216,6 +231,58 @@ func runOne(bin string, s runSpec, crawlers []string, reps int, raw io.Writer) (
 		}
 	}
 	return info, res, nil
+}
+
+// render writes the tables of earlier results (raw JSON lines from files),
+// starting each run's web only to learn its description.
+func render(bin, md string, runs []runSpec, crawlers []string, files []string,
+	report func(map[string]harness.WebInfo, map[string]map[string][]harness.Result, int, int) string) error {
+	results := map[string]map[string][]harness.Result{}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var r harness.Result
+			if err := json.Unmarshal(line, &r); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if results[r.Label] == nil {
+				results[r.Label] = map[string][]harness.Result{}
+			}
+			results[r.Label][r.Crawler] = append(results[r.Label][r.Crawler], r)
+		}
+	}
+	infos := map[string]harness.WebInfo{}
+	reps, politeReps := 0, 0
+	for _, s := range runs {
+		info, stop, err := startWeb(bin, s)
+		if err != nil {
+			return err
+		}
+		stop()
+		infos[s.Name] = info
+		for _, c := range crawlers {
+			if len(results[s.Name][c]) == 0 {
+				return fmt.Errorf("no results for %s on %s", c, s.Name)
+			}
+			if s.Polite {
+				politeReps = max(politeReps, len(results[s.Name][c]))
+			} else {
+				reps = max(reps, len(results[s.Name][c]))
+			}
+		}
+	}
+	text := report(infos, results, reps, politeReps)
+	if md == "" {
+		fmt.Print(text)
+		return nil
+	}
+	return writeSection(md, text)
 }
 
 func median(xs []float64) float64 {
@@ -266,9 +333,12 @@ func minCov(rs []harness.Result) float64 {
 func report(runs []runSpec, crawlers []string, infos map[string]harness.WebInfo, results map[string]map[string][]harness.Result,
 	reps, politeReps int, window, politeTimeout time.Duration, command, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s, %d cores (shared with other jobs), %s/%s, %s. Load average at start %s, at end %s. "+
-		"Matrix took %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
-		load0, load1, took.Round(time.Second))
+	fmt.Fprintf(&b, "Machine: %s, %d cores (shared with other jobs), %s/%s, %s.", cpuModel(), runtime.NumCPU(),
+		runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if load0 != "" {
+		fmt.Fprintf(&b, " Load average at start %s, at end %s. Matrix took %s.", load0, load1, took.Round(time.Second))
+	}
+	b.WriteString("\n\n")
 	if command != "" {
 		fmt.Fprintf(&b, "Command (from the repository root): `%s`\n\n", command)
 	}

@@ -23,7 +23,9 @@ import (
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -227,6 +229,10 @@ type Params struct {
 	// CPUProfile and MemProfile, if set, are files the crawl's CPU
 	// profile and the heap profile at its end are written to (pprof).
 	CPUProfile, MemProfile string
+	// MaxRSS stops the crawl (like the timeout) once the process's
+	// resident set passes this many bytes, so a crawler whose memory runs
+	// away cannot take the machine down; 0 means no limit.
+	MaxRSS int64
 }
 
 // UserAgent returns the User-Agent header the crawlers send.
@@ -246,6 +252,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.Label, "label", "", "name of the run, copied into the result")
 	fs.StringVar(&p.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile to this file")
 	fs.StringVar(&p.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
+	fs.Int64Var(&p.MaxRSS, "max-rss-mb", 4096, "stop the crawl once the resident set passes this many MiB (0: no limit)")
 }
 
 // Check reports a missing required parameter.
@@ -301,6 +308,13 @@ func Run(name string, p Params, crawl func(ctx context.Context) (int64, error)) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.Timeout)
 	defer cancel()
+
+	var overRSS atomic.Bool
+	if p.MaxRSS > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		go watchRSS(p.MaxRSS<<20, &overRSS, cancel, stop)
+	}
 
 	res := Result{Crawler: name, Label: p.Label}
 	windowDone := make(chan struct{})
@@ -381,7 +395,46 @@ func Run(name string, p Params, crawl func(ctx context.Context) (int64, error)) 
 	if crawlErr != nil {
 		res.Error = crawlErr.Error()
 	}
+	if overRSS.Load() {
+		res.Error = fmt.Sprintf("stopped: resident set over %d MiB", p.MaxRSS)
+	}
 	return res, nil
+}
+
+// watchRSS cancels the crawl once the process's resident set passes limit
+// bytes, checking twice a second until stop is closed.
+func watchRSS(limit int64, over *atomic.Bool, cancel context.CancelFunc, stop <-chan struct{}) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if rss, err := currentRSS(); err == nil && rss > limit {
+			over.Store(true)
+			cancel()
+			return
+		}
+	}
+}
+
+// currentRSS reads the process's resident set from /proc/self/statm (Linux).
+func currentRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, errors.New("harness: short /proc/self/statm")
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return pages * int64(os.Getpagesize()), nil
 }
 
 // Main is the body of a crawler command: it parses the flags, runs the crawl
