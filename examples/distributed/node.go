@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -260,6 +261,7 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 		}
 		n.cfg.Logger.Info("membership changed", "members", live, "partitions", len(want))
 		var wg sync.WaitGroup
+		var failed atomic.Bool // some acquisition failed: try again on the next change
 		for _, p := range q.parts {
 			q.mu.Lock()
 			owned := p.owned
@@ -274,7 +276,7 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 					defer wg.Done()
 					if err := q.acquire(ctx, p); err != nil && ctx.Err() == nil {
 						n.cfg.Logger.Warn("acquiring a partition", "partition", p.id, "err", err)
-						prev = nil // try again on the next change
+						failed.Store(true)
 						select {
 						case mem.changed <- struct{}{}:
 						default:
@@ -284,6 +286,9 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 			}
 		}
 		wg.Wait()
+		if failed.Load() {
+			prev = nil
+		}
 	}
 }
 
