@@ -94,6 +94,7 @@ type Crawler struct {
 	extractor     extract.Options
 
 	pagesStarted atomic.Int64
+	limitReached atomic.Bool
 	busy         atomic.Int64
 	wake         chan struct{}
 
@@ -576,14 +577,14 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 		}
 	}()
 
-	if max := int64(cr.cfg.MaxPages); max > 0 && cr.pagesStarted.Add(1) > max {
-		// Leave the lease unsettled: with a durable store it is queued
-		// again by the next Run.
-		stop()
-		return false
-	}
 	outcome, ok := cr.fetchAndHandle(ctx, l)
 	if !ok {
+		if cr.limitReached.Load() {
+			// MaxPages: leave the lease unsettled; with a durable store
+			// it is queued again by the next Run.
+			stop()
+			return false
+		}
 		return true // abandoned: ctx ended mid-fetch; the lease expires
 	}
 	if err := cr.front.Done(l, outcome); err != nil && !errors.Is(err, frontier.ErrClosed) {
@@ -600,6 +601,11 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 		if o, done := cr.checkRobots(ctx, l); done {
 			return o, ctx.Err() == nil
 		}
+	}
+	// MaxPages counts requests for pages robots.txt allows, not leases.
+	if max := int64(cr.cfg.MaxPages); max > 0 && cr.pagesStarted.Add(1) > max {
+		cr.limitReached.Store(true)
+		return frontier.Outcome{}, false
 	}
 	f := cr.fetcher
 	if media {

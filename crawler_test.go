@@ -562,3 +562,28 @@ func TestRefusedLinksAreQueuedLater(t *testing.T) {
 		t.Errorf("%d pages lost after %d refused links: %v", len(missing), q.refused.Load(), missing)
 	}
 }
+
+func TestMaxPagesCountsFetchesNotBlockedURLs(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 6, PagesPerHost: 10, Seed: 23, Agent: "crawlkit-test", NoTraps: true,
+		CrawlDelay: 20 * time.Millisecond})
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.MaxPages = 25
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Stats()
+	if s.URLs.Fetched != 25 || len(log.pages) != 25 {
+		t.Errorf("MaxPages 25: fetched %d, handler saw %d", s.URLs.Fetched, len(log.pages))
+	}
+	if s.URLs.BlockedByRobots == 0 {
+		t.Error("no URL was blocked by robots.txt, so the test does not show they are not counted")
+	}
+	if n := web.Report().Requests - len(web.Report().RobotsFetches); n != 25 {
+		t.Errorf("server saw %d page requests, want 25", n)
+	}
+}
