@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/settle"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -85,7 +86,7 @@ type QueueOptions struct {
 //     queued, leased or finished before is dropped, atomically (the urls
 //     primary key).
 //   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settlement set from the
+//     than the time its previous lease's settle.Settlement set from the
 //     Politeness model (or a BlockHost time).
 //   - Every lease settles at most once; a lease whose time ran out is
 //     leased again (after the host's last politeness delay), and its late
@@ -98,7 +99,7 @@ type QueueOptions struct {
 type Queue struct {
 	db     *DB
 	opts   QueueOptions
-	policy retryPolicy
+	policy settle.Policy
 	polite frontier.Politeness
 	prio   frontier.Prioritizer
 	now    func() time.Time
@@ -167,7 +168,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	q := &Queue{
 		db:     db,
 		opts:   opts,
-		policy: retryPolicy{maxAttempts: opts.MaxAttempts, retryBase: opts.RetryBase, retryMax: opts.RetryMax, schedule: opts.Schedule},
+		policy: settle.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
 		polite: opts.Politeness,
 		prio:   opts.Prioritizer,
 		now:    opts.Now,
@@ -547,7 +548,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	}
 	type planned struct {
 		i   int
-		s   settlement
+		s   settle.Settlement
 		pol time.Time
 	}
 	var work []planned
@@ -558,7 +559,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 			st.Err = frontier.ErrForeignLease
 			continue
 		}
-		s, err := q.policy.plan(st.Lease, st.Outcome, now)
+		s, err := q.policy.Plan(st.Lease, st.Outcome, now)
 		if err != nil {
 			st.Err = err
 			continue
@@ -592,13 +593,13 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		for _, w := range work {
 			l := batch[w.i].Lease
 			var next *time.Time
-			if w.s.state == stateQueued {
-				t := w.s.next
+			if w.s.State == settle.Queued {
+				t := w.s.Next
 				next = &t
 			}
 			delay := pgtype.Interval{Microseconds: w.pol.Sub(now).Microseconds(), Valid: true}
-			b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, w.s.state, next,
-				w.s.attempts, int64(w.s.fp), w.s.interval.Microseconds(), w.s.fetched, w.pol, delay)
+			b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState[w.s.State], next,
+				w.s.Attempts, int64(w.s.Fingerprint), w.s.Interval.Microseconds(), w.s.Fetched, w.pol, delay)
 		}
 		br := q.db.pool.SendBatch(ctx, b)
 		for i := range work {
@@ -636,7 +637,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		case frontier.OutcomeNotModified:
 			q.stats.NotModified++
 		case frontier.OutcomeRetry:
-			if w.s.dropped {
+			if w.s.Dropped {
 				q.stats.Failed++
 				q.stats.Dropped++
 			} else {
@@ -645,7 +646,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		case frontier.OutcomeFailed:
 			q.stats.Failed++
 		}
-		if w.s.recrawl {
+		if w.s.Recrawl {
 			q.stats.Recrawls++
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/settle"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -87,7 +88,7 @@ type QueueOptions struct {
 //   - Add queues a URL at most once over the life of the crawl: a URL
 //     queued, leased or finished before is dropped, atomically.
 //   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settlement set from the
+//     than the time its previous lease's settle.Settlement set from the
 //     Politeness model (or a BlockHost time).
 //   - Every lease settles at most once; a lease whose time ran out is
 //     leased again (after the host's last politeness delay), and its late
@@ -100,7 +101,7 @@ type QueueOptions struct {
 type Queue struct {
 	db     *DB
 	opts   QueueOptions
-	policy retryPolicy
+	policy settle.Policy
 	polite frontier.Politeness
 	prio   frontier.Prioritizer
 	now    func() time.Time
@@ -158,7 +159,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	q := &Queue{
 		db:     db,
 		opts:   opts,
-		policy: retryPolicy{maxAttempts: opts.MaxAttempts, retryBase: opts.RetryBase, retryMax: opts.RetryMax, schedule: opts.Schedule},
+		policy: settle.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
 		polite: opts.Politeness,
 		prio:   opts.Prioritizer,
 		now:    opts.Now,
@@ -481,7 +482,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	}
 	type planned struct {
 		i int
-		s settlement
+		s settle.Settlement
 	}
 	var work []planned
 	for i := range batch {
@@ -491,7 +492,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 			st.Err = frontier.ErrForeignLease
 			continue
 		}
-		s, err := q.policy.plan(st.Lease, st.Outcome, now)
+		s, err := q.policy.Plan(st.Lease, st.Outcome, now)
 		if err != nil {
 			st.Err = err
 			continue
@@ -510,13 +511,13 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		}
 		var due int64
 		var blob []byte
-		if w.s.state == stateQueued {
-			due = micros(w.s.next)
+		if w.s.State == settle.Queued {
+			due = micros(w.s.Next)
 			rec := record{url: l.URL, host: l.Host, depth: l.Depth, priority: l.Priority, meta: l.Meta,
-				attempts: w.s.attempts, fingerprint: w.s.fp, interval: w.s.interval}
+				attempts: w.s.Attempts, fingerprint: w.s.Fingerprint, interval: w.s.Interval}
 			blob = rec.encode()
 		}
-		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), w.s.state, due, blob,
+		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), dbState[w.s.State], due, blob,
 			micros(pol), pol.Sub(now).Microseconds())
 	}
 	var codes []int64
@@ -559,7 +560,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		case frontier.OutcomeNotModified:
 			q.stats.NotModified++
 		case frontier.OutcomeRetry:
-			if w.s.dropped {
+			if w.s.Dropped {
 				q.stats.Failed++
 				q.stats.Dropped++
 			} else {
@@ -568,7 +569,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		case frontier.OutcomeFailed:
 			q.stats.Failed++
 		}
-		if w.s.recrawl {
+		if w.s.Recrawl {
 			q.stats.Recrawls++
 		}
 	}
