@@ -1,142 +1,22 @@
 package redis
 
 import (
-	"context"
-	"sort"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/crawlkit/crawlkit/bloom"
-	"github.com/crawlkit/crawlkit/robots"
-	"github.com/crawlkit/crawlkit/simhash"
+	"github.com/crawlkit/crawlkit/storage/internal/storetest"
 )
 
-func TestSeenStoreBehindBloom(t *testing.T) {
-	db := openTestDB(t)
-	// A loose filter, so that many answers go to the store.
-	opts := bloom.Options{Expected: 200, FalsePositiveRate: 0.3, Store: db.SeenStore()}
-	set, err := bloom.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 600
-	var wg sync.WaitGroup
-	fresh := make([]int, 2)
-	for g := range fresh {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; i < n; i++ {
-				seen, err := set.TestAndAddKey(uint64(i) * 0x9e3779b97f4a7c15)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if !seen {
-					fresh[g]++
-				}
-			}
-		}(g)
-	}
-	wg.Wait()
-	if fresh[0]+fresh[1] != n {
-		t.Fatalf("%d + %d keys reported new, want exactly %d", fresh[0], fresh[1], n)
-	}
-	if err := db.SeenStore().AddBatch([]uint64{1 << 63, 3, 1 << 63}); err != nil {
-		t.Fatal(err)
-	}
-	// A new set over the same store: another process, or a restart.
-	set, err = bloom.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if set.Len() != n+2 {
-		t.Fatalf("rebuilt set counts %d keys, want %d", set.Len(), n+2)
-	}
-	mult, count := uint64(0x9e3779b97f4a7c15), uint64(n)
-	never := count * mult // the loop stopped before it
-	for _, k := range []uint64{1 << 63, 3, never} {
-		ok, err := db.SeenStore().Contains(k)
-		if want := k != never; err != nil || ok != want {
-			t.Fatalf("Contains(%x) = %v, %v; want %v", k, ok, err, want)
-		}
-	}
+func TestStores(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		db := openTestDB(t)
+		return storetest.Backend{Seen: db.SeenStore(), Fingerprints: db.FingerprintStore(), Robots: db.RobotsStore(),
+			Close: db.Close, ErrClosed: ErrClosed}
+	})
 }
 
-func TestFingerprintStore(t *testing.T) {
-	db := openTestDB(t)
-	s := db.FingerprintStore()
-	in := []simhash.Entry{{Fingerprint: 1, ID: 10}, {Fingerprint: 1 << 63, ID: 1<<64 - 1}, {Fingerprint: 1, ID: 10}, {Fingerprint: 7, ID: 10}}
-	if err := s.Put(in); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Put(nil); err != nil {
-		t.Fatal(err)
-	}
-	var got []simhash.Entry
-	if err := s.ForEach(func(e simhash.Entry) error { got = append(got, e); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(got, func(i, j int) bool { return got[i].Fingerprint < got[j].Fingerprint })
-	want := []simhash.Entry{{Fingerprint: 1, ID: 10}, {Fingerprint: 7, ID: 10}, {Fingerprint: 1 << 63, ID: 1<<64 - 1}}
-	if len(got) != len(want) {
-		t.Fatalf("ForEach returned %v, want %v (a pair put twice is stored once)", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("ForEach returned %v, want %v", got, want)
-		}
-	}
-	// An index over the store finds what was stored.
-	ix, err := simhash.NewIndex(simhash.Options{Store: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ix.Len() != 3 || !ix.Has(7) || ix.Has(0xff00ff00ff00ff00) {
-		t.Fatal("index rebuilt from the store does not hold exactly its fingerprints")
-	}
-}
-
-func TestRobotsStore(t *testing.T) {
-	db := openTestDB(t)
-	s := db.RobotsStore()
-	ctx := context.Background()
-	if _, ok, err := s.Get(ctx, "https://nowhere.test"); err != nil || ok {
-		t.Fatalf("Get of an unknown origin: ok=%v err=%v", ok, err)
-	}
-	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	rec := robots.Record{Status: 200, Body: []byte("User-agent: *\nDisallow: /private\n"), URL: "https://a.test/robots.txt",
-		FetchedAt: now, Expires: now.Add(24 * time.Hour), GoodStatus: 200, GoodBody: []byte("User-agent: *\n"), GoodAt: now}
-	if err := s.Put(ctx, "https://a.test", rec); err != nil {
-		t.Fatal(err)
-	}
-	rec2 := rec
-	rec2.Status, rec2.Failures, rec2.Err = 503, 1, "503 Service Unavailable"
-	if err := s.Put(ctx, "https://a.test", rec2); err != nil {
-		t.Fatal(err)
-	}
-	got, ok, err := s.Get(ctx, "https://a.test")
-	if err != nil || !ok {
-		t.Fatalf("Get: ok=%v err=%v", ok, err)
-	}
-	if got.Status != 503 || got.Failures != 1 || got.Err != rec2.Err || string(got.GoodBody) != string(rec.GoodBody) || !got.Expires.Equal(rec.Expires) {
-		t.Fatalf("Get returned %+v, want the second Put %+v", got, rec2)
-	}
-}
-
-func TestStoresAfterClose(t *testing.T) {
+func TestQueueAfterClose(t *testing.T) {
 	db := openTestDB(t)
 	db.Close()
-	if err := db.SeenStore().Add(1); err != ErrClosed {
-		t.Fatalf("SeenStore.Add after Close: %v", err)
-	}
-	if err := db.FingerprintStore().Put([]simhash.Entry{{}}); err != ErrClosed {
-		t.Fatalf("FingerprintStore.Put after Close: %v", err)
-	}
-	if _, _, err := db.RobotsStore().Get(context.Background(), "x"); err != ErrClosed {
-		t.Fatalf("RobotsStore.Get after Close: %v", err)
-	}
 	if _, err := db.Queue(QueueOptions{}); err != ErrClosed {
 		t.Fatalf("Queue after Close: %v", err)
 	}
