@@ -46,7 +46,9 @@ type Page struct {
 
 	// Fingerprint is the SimHash of Text. DuplicateOf is the URL of an
 	// earlier page whose fingerprint is within Config.NearDuplicateBits
-	// (empty if none); Distance is that page's distance in bits.
+	// (empty if none; "(forgotten)" when the crawl has fetched so many
+	// pages since that the bounded map of fingerprinted URLs no longer
+	// names it); Distance is that page's distance in bits.
 	Fingerprint uint64
 	DuplicateOf string
 	Distance    int
