@@ -2,8 +2,10 @@ package extract
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // textBuf accumulates text with white-space runs folded to one space,
@@ -34,6 +36,10 @@ var spaceTable = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\f': 
 
 func (t *textBuf) add(p []byte) {
 	if t.truncated {
+		return
+	}
+	if len(t.b)+len(p)+1 <= t.limit {
+		t.addAll(p)
 		return
 	}
 	for len(p) > 0 {
@@ -84,8 +90,52 @@ func (t *textBuf) add(p []byte) {
 	}
 }
 
+// addAll is add for text that fits within the limit whatever its spaces:
+// folding never makes text longer, except for one pending space before
+// it. It folds in one pass, writing straight into the buffer.
+func (t *textBuf) addAll(p []byte) {
+	n := len(t.b)
+	if cap(t.b)-n < len(p)+1 {
+		t.b = slices.Grow(t.b, len(p)+1)
+	}
+	out := t.b[:n+len(p)+1]
+	pending := t.pending
+	for _, c := range p {
+		if spaceTable[c] {
+			if n > 0 {
+				pending = true
+			}
+			continue
+		}
+		if pending {
+			out[n] = ' '
+			n++
+			pending = false
+		}
+		out[n] = c
+		n++
+	}
+	t.b, t.pending = out[:n], pending
+}
+
 func (t *textBuf) string() string {
 	return validUTF8(string(t.b))
+}
+
+// take returns the text and gives up the buffer: when the text fills at
+// least half of it, the string shares its memory instead of copying it
+// (the buffer is never written again); a mostly empty buffer is copied so
+// that the string does not pin unused capacity.
+func (t *textBuf) take() string {
+	b := t.b
+	t.b = nil
+	if len(b) == 0 {
+		return ""
+	}
+	if 2*len(b) < cap(b) {
+		return validUTF8(string(b))
+	}
+	return validUTF8(unsafe.String(&b[0], len(b)))
 }
 
 // validUTF8 replaces invalid byte sequences with U+FFFD: the tokenizer passes

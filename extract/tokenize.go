@@ -59,11 +59,14 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 	}
 	s.doc.Base = pageURL
 	s.text.limit = s.o.MaxTextBytes
-	// Visible text is typically a fifth to a third of a page's bytes;
-	// reserving that up front avoids regrowing the buffer.
-	s.text.b = make([]byte, 0, min(s.o.MaxTextBytes, max(len(body)/2, 4096)))
-	// About one link per 100 bytes is common on link-heavy pages.
-	s.links = make([]Link, 0, min(s.o.MaxLinks, len(body)/100+16))
+	// Visible text is at most about as long as the markup it comes from
+	// (entities and charset conversion aside), so a buffer of the body's
+	// size is filled without regrowing; finish hands it to Document.Text
+	// without a copy when the text fills most of it.
+	s.text.b = make([]byte, 0, min(s.o.MaxTextBytes, max(len(body)+64, 4096)))
+	// Link-heavy pages have a link every few hundred bytes of markup;
+	// append grows the slice for denser ones.
+	s.links = make([]Link, 0, min(s.o.MaxLinks, len(body)/400+16))
 	s.anchor.limit = s.o.MaxAnchorText
 	s.title.limit = s.o.MaxFieldBytes
 	s.robots.agent = strings.ToLower(strings.TrimSpace(s.o.UserAgent))
@@ -525,7 +528,7 @@ func (s *state) finish(header http.Header) {
 	d := s.doc
 	d.Title = s.title.string()
 	// A BOM of an encoding other than UTF-8 survives decoding as U+FEFF.
-	d.Text, d.TextTruncated = strings.TrimPrefix(s.text.string(), "\uFEFF"), s.text.truncated
+	d.Text, d.TextTruncated = strings.TrimPrefix(s.text.take(), "\uFEFF"), s.text.truncated
 	if d.Language == "" {
 		d.Language = s.metaLang
 	}
