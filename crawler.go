@@ -951,24 +951,27 @@ func (cr *Crawler) followLinks(l *frontier.Lease, p *Page) error {
 // admitURL runs a URL through scope, depth, trap and seen checks. ok means
 // it is new and should be queued; link.Followed and link.Rejected are set.
 func (cr *Crawler) admitURL(raw, source string, depth int, link *Link) (frontier.Entry, uint64, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		link.Rejected = "unsupported URL"
-		return frontier.Entry{}, 0, false
-	}
 	if cr.cfg.MaxDepth > 0 && depth > cr.cfg.MaxDepth {
 		link.Rejected = "depth"
 		cr.stats.outOfScope.Add(1)
 		return frontier.Entry{}, 0, false
 	}
-	if !cr.scope.allows(u) {
-		link.Rejected = "scope"
-		cr.stats.outOfScope.Add(1)
-		return frontier.Entry{}, 0, false
-	}
+	// Most links of a crawl point to pages already seen: answer those
+	// before parsing. Only URLs that passed the checks below are ever
+	// recorded, so a seen URL is one that passed them.
 	key := urlnorm.Key(raw)
 	if seen, _ := cr.seen.ContainsKey(key); seen {
 		link.Followed = true
+		return frontier.Entry{}, 0, false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		link.Rejected = "unsupported URL"
+		return frontier.Entry{}, 0, false
+	}
+	if !cr.scope.allows(u) {
+		link.Rejected = "scope"
+		cr.stats.outOfScope.Add(1)
 		return frontier.Entry{}, 0, false
 	}
 	if v := cr.traps.JudgeAt(cr.cfg.Now(), trap.Candidate{URL: raw, Source: source, Depth: depth}); v.Rejected() {

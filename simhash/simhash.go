@@ -127,7 +127,7 @@ func (f *Fingerprinter) FingerprintBytes(text []byte) uint64 {
 // write calls. It lives on the caller's stack.
 type textState struct {
 	acc         counter
-	last        [MaxShingle]uint64 // hashes of the last tokens, newest at the end
+	last        [MaxShingle]uint64 // hashes of the last tokens: token j is at j % MaxShingle
 	w           int                // shingle size
 	n           int                // tokens completed
 	h           uint64             // hash of the token being read
@@ -256,8 +256,7 @@ func (st *textState) endToken() {
 	if st.trace != nil {
 		*st.trace = append(*st.trace, st.h)
 	}
-	copy(st.last[:], st.last[1:])
-	st.last[MaxShingle-1] = st.h
+	st.last[uint(st.n)%MaxShingle] = st.h
 	st.n++
 	st.h = fnvOffset
 	if st.n >= st.w {
@@ -268,8 +267,8 @@ func (st *textState) endToken() {
 // shingleHash combines the last k token hashes, oldest first.
 func (st *textState) shingleHash(k int) uint64 {
 	g := uint64(fnvOffset)
-	for _, t := range st.last[MaxShingle-k:] {
-		g = (g ^ t) * fnvPrime
+	for j := st.n - k; j < st.n; j++ {
+		g = (g ^ st.last[uint(j)%MaxShingle]) * fnvPrime
 	}
 	return fmix64(g)
 }
