@@ -1,9 +1,16 @@
 // Package extract pulls what a crawler needs out of an HTML page in one
-// streaming pass over golang.org/x/net/html's tokenizer: links with their
-// kind, anchor text and rel flags; the title, description, language and
-// canonical URL; the page's robots directives (meta robots and
-// X-Robots-Tag); and its visible text for near-duplicate detection and
-// indexing.
+// streaming pass over an HTML tokenizer: links with their kind, anchor text
+// and rel flags; the title, description, language and canonical URL; the
+// page's robots directives (meta robots and X-Robots-Tag); and its visible
+// text for near-duplicate detection and indexing.
+//
+// The tokenizer is golang.org/x/net/html's, or, for a UTF-8 body already in
+// memory (ExtractBytes, the crawler's case), this package's own scanner,
+// which returns the same tokens (it follows x/net/html's state machine and
+// is tested and fuzzed token by token against it) but reads the body in
+// place, finding markup with a vectorized byte search instead of reading
+// one byte at a time, and copies text only where entities or carriage
+// returns must be rewritten.
 //
 // No DOM is built. A tokenizer pass does about half the work of html.Parse
 // and a tree walk, and it never holds more than one token: memory is bounded

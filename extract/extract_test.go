@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"reflect"
@@ -152,5 +153,24 @@ func TestReaderPathMetaCharset(t *testing.T) {
 	}
 	if d.Charset != "windows-1251" || d.Title != "Привет" || d.Text != "п" || len(d.Links) != 1 || d.Links[0].URL != "http://ex.com/%D0%BF" {
 		t.Errorf("charset %q title %q text %q links %+v", d.Charset, d.Title, d.Text, d.Links)
+	}
+}
+
+// TestScannerPathMatchesReaderPath extracts realistic pages from memory
+// (scanner) and from a reader (x/net/html's tokenizer) and compares.
+func TestScannerPathMatchesReaderPath(t *testing.T) {
+	for seed := int64(1); seed <= 8; seed++ {
+		page := realisticPage(seed, 30<<10)
+		d1, err1 := ExtractBytes(page, "https://www.example.com/news/story", nil)
+		d2, err2 := Extract(bytes.NewReader(page), "https://www.example.com/news/story", nil)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("seed %d: errors %v, %v", seed, err1, err2)
+		}
+		if len(d1.Links) < 50 || len(d1.Text) < 10<<10 {
+			t.Fatalf("seed %d: only %d links and %d bytes of text", seed, len(d1.Links), len(d1.Text))
+		}
+		if !reflect.DeepEqual(d1, d2) {
+			t.Fatalf("seed %d: documents differ", seed)
+		}
 	}
 }

@@ -1,7 +1,10 @@
 package extract
 
 import (
+	"bytes"
+	"errors"
 	"net/http"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 )
@@ -42,6 +45,15 @@ func FuzzExtract(f *testing.F) {
 		}
 		if d.Canonical != "" && !isHTTP(d.Canonical) {
 			t.Fatalf("bad canonical %q", d.Canonical)
+		}
+		// A body in memory is tokenized by scanner, a reader by
+		// x/net/html: the two must find the same document.
+		d2, err2 := o.Extract(bytes.NewReader(body), "http://ex.test/dir/page", h)
+		if errors.Is(err, ErrTokenTooLarge) != errors.Is(err2, ErrTokenTooLarge) {
+			t.Fatalf("ExtractBytes error %v, Extract error %v", err, err2)
+		}
+		if !reflect.DeepEqual(d, d2) {
+			t.Fatalf("ExtractBytes and Extract differ:\n%+v\n%+v", d, d2)
 		}
 	})
 }

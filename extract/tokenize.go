@@ -17,10 +17,20 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
+// tokenizer is the part of *html.Tokenizer extraction uses; scanner is the
+// faster implementation for a UTF-8 document already in memory.
+type tokenizer interface {
+	Next() html.TokenType
+	Err() error
+	Text() []byte
+	Raw() []byte
+	TagAttr() (key, val []byte, more bool)
+}
+
 // state is one extraction pass.
 type state struct {
 	o   Options
-	z   *html.Tokenizer
+	z   tokenizer
 	doc *Document
 
 	// links hold the links found so far, with Raw set and URL not yet
@@ -92,15 +102,23 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 	}
 	enc, name, _ := charset.DetermineEncoding(peek, contentType)
 	s.doc.Charset = name
-	if name != "utf-8" {
-		src = transform.NewReader(src, enc.NewDecoder())
-	} else if bytes.HasPrefix(peek, []byte("\xEF\xBB\xBF")) {
-		// The tokenizer would keep a UTF-8 BOM as text.
-		src = skipBOM(src)
+	switch {
+	case name == "utf-8" && r == nil:
+		// The common case: tokenize the body in place.
+		sc := newScanner(bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")))
+		sc.SetMaxBuf(s.o.MaxTokenBytes)
+		s.z = sc
+	default:
+		if name != "utf-8" {
+			src = transform.NewReader(src, enc.NewDecoder())
+		} else if bytes.HasPrefix(peek, []byte("\xEF\xBB\xBF")) {
+			// The tokenizer would keep a UTF-8 BOM as text.
+			src = skipBOM(src)
+		}
+		z := html.NewTokenizer(src)
+		z.SetMaxBuf(s.o.MaxTokenBytes)
+		s.z = z
 	}
-
-	s.z = html.NewTokenizer(src)
-	s.z.SetMaxBuf(s.o.MaxTokenBytes)
 	err := s.loop()
 	s.finish(header)
 	return s.doc, err
