@@ -276,18 +276,42 @@ func (z *scanner) skipWhiteSpace() {
 	if z.err != nil {
 		return
 	}
-	for {
-		c := z.readByte()
-		if z.err != nil {
-			return
-		}
-		switch c {
-		case ' ', '\n', '\r', '\t', '\f':
-		default:
-			z.raw.end--
-			return
-		}
+	p := z.raw.end
+	for p < z.lim && scanClass[z.buf[p]]&classSpace != 0 {
+		p++
 	}
+	z.raw.end = p
+	if p >= z.lim {
+		z.readPastLimit()
+	}
+}
+
+// Byte classes for the tag loops.
+const (
+	classSpace   = 1 << iota // ' ', '\n', '\r', '\t', '\f'
+	classNameEnd             // white space, '/', '>': ends a tag name
+	classKeyEnd              // classNameEnd and '='
+	classValEnd              // white space and '>': ends an unquoted value
+)
+
+var scanClass = [256]uint8{
+	' ':  classSpace | classNameEnd | classKeyEnd | classValEnd,
+	'\n': classSpace | classNameEnd | classKeyEnd | classValEnd,
+	'\r': classSpace | classNameEnd | classKeyEnd | classValEnd,
+	'\t': classSpace | classNameEnd | classKeyEnd | classValEnd,
+	'\f': classSpace | classNameEnd | classKeyEnd | classValEnd,
+	'/':  classNameEnd | classKeyEnd,
+	'>':  classNameEnd | classKeyEnd | classValEnd,
+	'=':  classKeyEnd,
+}
+
+// scanUntil returns the position of the first byte from p on, before lim,
+// in class; lim if there is none.
+func (z *scanner) scanUntil(p int, class uint8) int {
+	for p < z.lim && scanClass[z.buf[p]]&class == 0 {
+		p++
+	}
+	return p
 }
 
 // readRawOrRCDATA reads the content of the element z.rawTag up to its end
@@ -857,47 +881,34 @@ func lowerString(b []byte) string {
 // readTagName reads the name of a tag whose first letter has been read.
 func (z *scanner) readTagName() {
 	z.data.start = z.raw.end - 1
-	for {
-		c := z.readByte()
-		if z.err != nil {
-			z.data.end = z.raw.end
-			return
-		}
-		switch c {
-		case ' ', '\n', '\r', '\t', '\f':
-			z.data.end = z.raw.end - 1
-			return
-		case '/', '>':
-			z.raw.end--
-			z.data.end = z.raw.end
-			return
-		}
+	p := z.scanUntil(z.raw.end, classNameEnd)
+	z.raw.end = p
+	if p >= z.lim {
+		z.readPastLimit()
+		z.data.end = z.raw.end
+		return
+	}
+	z.data.end = p
+	if scanClass[z.buf[p]]&classSpace != 0 {
+		z.raw.end++ // the space is consumed
 	}
 }
 
 // readTagAttrKey reads an attribute name into z.pendingAttr[0].
 func (z *scanner) readTagAttrKey() {
-	z.pendingAttr[0].start = z.raw.end
-	for {
-		c := z.readByte()
-		if z.err != nil {
-			z.pendingAttr[0].end = z.raw.end
-			return
-		}
-		switch c {
-		case '=':
-			if z.pendingAttr[0].start+1 == z.raw.end {
-				// A leading '=' is part of the name.
-				continue
-			}
-			fallthrough
-		case ' ', '\n', '\r', '\t', '\f', '/', '>':
-			// Looked at again after the name.
-			z.raw.end--
-			z.pendingAttr[0].end = z.raw.end
-			return
-		}
+	p := z.raw.end
+	z.pendingAttr[0].start = p
+	if p < z.lim && z.buf[p] == '=' {
+		// A leading '=' is part of the name.
+		p++
 	}
+	p = z.scanUntil(p, classKeyEnd)
+	z.raw.end = p
+	if p >= z.lim {
+		z.readPastLimit()
+	}
+	// The byte after the name, if any, is looked at again.
+	z.pendingAttr[0].end = z.raw.end
 }
 
 // readTagAttrVal reads an attribute value, if any, into z.pendingAttr[1].
@@ -941,21 +952,16 @@ func (z *scanner) readTagAttrVal() {
 
 	default:
 		z.pendingAttr[1].start = z.raw.end - 1
-		for {
-			c := z.readByte()
-			if z.err != nil {
-				z.pendingAttr[1].end = z.raw.end
-				return
-			}
-			switch c {
-			case ' ', '\n', '\r', '\t', '\f':
-				z.pendingAttr[1].end = z.raw.end - 1
-				return
-			case '>':
-				z.raw.end--
-				z.pendingAttr[1].end = z.raw.end
-				return
-			}
+		p := z.scanUntil(z.raw.end, classValEnd)
+		z.raw.end = p
+		if p >= z.lim {
+			z.readPastLimit()
+			z.pendingAttr[1].end = z.raw.end
+			return
+		}
+		z.pendingAttr[1].end = p
+		if z.buf[p] != '>' {
+			z.raw.end++ // the space is consumed
 		}
 	}
 }
