@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -456,6 +458,50 @@ func TestScannerMatchesWithMaxBuf(t *testing.T) {
 func TestScannerMatchesRealisticPages(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		diffScan(t, realisticPage(seed, 30<<10), 0)
+	}
+	// Tokens larger than the html.Tokenizer's initial 4 KB buffer.
+	long := strings.Repeat("x&amp;y\r\n<", 3000)
+	for _, c := range []string{
+		"<p>" + long + "</p>",
+		"<!--" + long + "-->",
+		"<script>" + long + "</script>",
+		"<title>" + long + "</title>",
+		"<a href=\"" + long + "\" title='" + long + "'>",
+	} {
+		diffScan(t, []byte(c), 0)
+		diffScan(t, []byte(c), 5000)
+	}
+}
+
+// scanPieces are fragments that TestScannerMatchesRandomDocs strings
+// together, so that states meet in combinations no list of cases has.
+var scanPieces = []string{
+	"<", ">", "/", "!", "?", "-", "--", "=", "'", "\"", " ", "\r", "\n", "\r\n", "\t", "\f", "\x00",
+	"&", "&amp", "&amp;", "&lt;", "&notit;", "&not", "&#", "&#x", "&#65", "&#x41;", "&#128;", "&#0;", "&fjlig;", "&Amp;", "&zz;",
+	"a", "B", "x y", "\xc3\xa9", "\xff",
+	"<a", "<A", "</a", "<p", "<br/>", "<img src=", "<a href='", "<a href=\"", "b=c", "B=d", "/>",
+	"<script>", "</script>", "</SCRIPT ", "<script", "<style>", "</style>", "<title>", "</title>",
+	"<textarea>", "</textarea>", "<xmp>", "</xmp>", "<plaintext>", "<iframe>", "</iframe>", "<noscript>",
+	"<!--", "-->", "--!>", "<!-->", "<!--->", "<!", "<!DOCTYPE", "<!doctype html>", "<!DOC", "<?xml", "</ ", "</>",
+	"<!--<script>", "</script>-->",
+}
+
+// TestScannerMatchesRandomDocs compares the tokenizers on documents made
+// of random fragments, with and without a buffer limit.
+func TestScannerMatchesRandomDocs(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	var b []byte
+	for i := 0; i < n; i++ {
+		b = b[:0]
+		for k := r.Intn(30); k >= 0; k-- {
+			b = append(b, scanPieces[r.Intn(len(scanPieces))]...)
+		}
+		diffScan(t, b, 0)
+		diffScan(t, b, 1+r.Intn(len(b)+4))
 	}
 }
 
