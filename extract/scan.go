@@ -24,12 +24,15 @@ import (
 // where it reads ahead and backs up, because the buffer limit counts every
 // byte read for the current token, look-ahead included.
 //
-// Differences from *html.Tokenizer, all outside what extract relies on:
-//   - Raw, Text and TagAttr may return sub-slices of the input document;
-//     callers must not modify them. (The html.Tokenizer rewrites its own
-//     buffer in place when unescaping, so there Raw can change after Text;
-//     here the input is never written.)
-//   - Results are valid until the next call to Next.
+// Differences from *html.Tokenizer:
+//   - Raw, Text and TagAttr may return sub-slices of the input document,
+//     which callers must not modify. (The html.Tokenizer's results are in
+//     its own buffer or fresh copies, which callers may rewrite, as
+//     extract's eachRawAttr does when it lower-cases names in Raw; and it
+//     unescapes in place, so there Raw can change after Text. Here the
+//     input is never written.)
+//   - TagAttr results are valid until the next call to Next (the
+//     html.Tokenizer returns copies); Text results, as there, too.
 //   - An empty TagAttr value may be an empty non-nil slice where the
 //     html.Tokenizer returns nil.
 //   - Only the six methods extract uses exist: no AllowCDATA (CDATA

@@ -96,6 +96,10 @@ func collect(t testing.TB, z htmlTokenizer, input []byte) []scanTok {
 		}
 		toks = append(toks, tok)
 		if tt == html.ErrorToken {
+			// The error sticks.
+			if tt, err := z.Next(), z.Err(); tt != html.ErrorToken || err != tok.err || len(z.Raw()) != 0 {
+				t.Fatalf("Next after the error token: %v %v %q", tt, err, z.Raw())
+			}
 			return toks
 		}
 	}
