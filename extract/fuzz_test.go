@@ -20,13 +20,18 @@ func FuzzExtract(f *testing.F) {
 		"\xef\xbb\xbf<title>bom</title>", "\xff\xfe<\x00p\x00>\x00",
 		`<a href="?a=1&amp=2&copy=3&#x41;&#0;">x</a>`,
 		"<svg><a xlink:href=/s><title>t</title></a></svg><template><a href=/t></template>",
+		`<A HREF="/Upper" REL=NoFollow>x</A><IMG SRC=/i.png ALT=Alt>`,
 	} {
 		f.Add([]byte(s), "text/html")
 	}
 	o := &Options{UserAgent: "fuzzbot", MaxLinks: 20, MaxTextBytes: 200, MaxAnchorText: 20, MaxFieldBytes: 30, MaxAttrBytes: 100, MaxTokenBytes: 4096}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		h := http.Header{"Content-Type": {contentType}, "X-Robots-Tag": {contentType}}
+		orig := bytes.Clone(body)
 		d, err := o.ExtractBytes(body, "http://ex.test/dir/page", h)
+		if !bytes.Equal(body, orig) {
+			t.Fatalf("ExtractBytes modified the body: %q became %q", orig, body)
+		}
 		if d == nil {
 			t.Fatalf("nil document (err %v)", err)
 		}

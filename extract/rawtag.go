@@ -53,9 +53,26 @@ func rawTagAtom(raw []byte) atom.Atom {
 	return atom.Lookup(buf[:len(name)])
 }
 
+// lowerKey returns an attribute name in lower case: the name itself when it
+// has no upper-case ASCII letter (nearly always), else a lower-cased copy,
+// because raw may be the caller's document, which is never written.
+func lowerKey(key []byte) []byte {
+	for j, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			low := bytes.Clone(key)
+			for k := j; k < len(low); k++ {
+				if c := low[k]; 'A' <= c && c <= 'Z' {
+					low[k] = c + 'a' - 'A'
+				}
+			}
+			return low
+		}
+	}
+	return key
+}
+
 // eachRawAttr calls fn for every attribute of a plain raw start tag, with
-// the name lower-cased in place (raw is the tokenizer's buffer, valid until
-// the next token). As in the tokenizer, a repeated name is ignored
+// the name lower-cased (raw is read, never written). As in the tokenizer, a repeated name is ignored
 // (HTML §13.2.5.33: "the complete attribute's name must be compared to the
 // other attributes on the same token"); the check covers the first 16
 // names, which keeps hostile tags with thousands of attributes linear.
@@ -79,12 +96,7 @@ func eachRawAttr(raw []byte, fn func(key, val []byte)) {
 		for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' && raw[i] != '=' {
 			i++
 		}
-		key := raw[ks:i]
-		for j, c := range key {
-			if 'A' <= c && c <= 'Z' {
-				key[j] = c + 'a' - 'A'
-			}
-		}
+		key := lowerKey(raw[ks:i])
 		for i < len(raw) && isTagSpace(raw[i]) {
 			i++
 		}

@@ -100,22 +100,71 @@ func (t *textBuf) addAll(p []byte) {
 	}
 	out := t.b[:n+len(p)+1]
 	pending := t.pending
-	for _, c := range p {
+	if len(p) < 32 {
+		// Short text (link labels, table cells): byte by byte is cheaper
+		// than finding runs to move.
+		for _, c := range p {
+			if spaceTable[c] {
+				if n > 0 {
+					pending = true
+				}
+				continue
+			}
+			if pending {
+				out[n] = ' '
+				n++
+				pending = false
+			}
+			out[n] = c
+			n++
+		}
+		t.b, t.pending = out[:n], pending
+		return
+	}
+	for len(p) > 0 {
+		c := p[0]
 		if spaceTable[c] {
 			if n > 0 {
 				pending = true
 			}
+			p = p[1:]
 			continue
 		}
+		// Copy the longest run that needs no folding in one move.
+		k := plainRun(p)
 		if pending {
 			out[n] = ' '
 			n++
 			pending = false
 		}
-		out[n] = c
-		n++
+		n += copy(out[n:], p[:k])
+		p = p[k:]
 	}
 	t.b, t.pending = out[:n], pending
+}
+
+// plainRun returns the length of the longest prefix of p, which starts
+// with a byte that is not white space, made of such bytes and of single
+// ' ' between them: text that folding leaves as it is.
+func plainRun(p []byte) int {
+	i := 1
+	for i < len(p) {
+		c := p[i]
+		if c > ' ' {
+			i++
+			continue
+		}
+		if c == ' ' && i+1 < len(p) && p[i+1] > ' ' {
+			i += 2
+			continue
+		}
+		if !spaceTable[c] && c != ' ' {
+			i++ // a control character: not white space
+			continue
+		}
+		break
+	}
+	return i
 }
 
 func (t *textBuf) string() string {

@@ -3,6 +3,7 @@ package extract
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -103,8 +104,10 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 	enc, name, _ := charset.DetermineEncoding(peek, contentType)
 	s.doc.Charset = name
 	switch {
-	case name == "utf-8" && r == nil:
-		// The common case: tokenize the body in place.
+	case r == nil && (name == "utf-8" || name == "windows-1252" && isASCII(body)):
+		// The common case: tokenize the body in place. (A page without
+		// a charset declaration and without non-ASCII bytes is sniffed
+		// as windows-1252, which decodes ASCII to itself.)
 		sc := newScanner(bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")))
 		sc.SetMaxBuf(s.o.MaxTokenBytes)
 		s.z = sc
@@ -122,6 +125,22 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 	err := s.loop()
 	s.finish(header)
 	return s.doc, err
+}
+
+// isASCII reports whether b has no byte above 0x7F, eight bytes at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func skipBOM(r io.Reader) io.Reader {
