@@ -162,6 +162,10 @@ func (st *textState) writeString(s string) {
 	// The token state lives in locals in the ASCII loop and is synced
 	// with st around the rarer calls that need it.
 	h, in, alpha := st.h, st.inToken, st.alpha
+	numbers := uint64(numberHash())
+	if st.keepNumbers {
+		numbers = 0
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -171,8 +175,20 @@ func (st *textState) writeString(s string) {
 				in = true
 				alpha = alpha || l > '9'
 			} else if in {
-				st.h, st.alpha = h, alpha
-				st.endToken()
+				if st.trace == nil {
+					// endToken, inlined for the common case.
+					if !alpha && numbers != 0 {
+						h = numbers
+					}
+					st.last[uint(st.n)%MaxShingle] = h
+					st.n++
+					if st.n >= st.w {
+						st.acc.add(st.shingleHash(st.w))
+					}
+				} else {
+					st.h, st.alpha = h, alpha
+					st.endToken()
+				}
 				h, in, alpha = fnvOffset, false, false
 			}
 			continue
