@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -233,6 +234,20 @@ type Params struct {
 	// resident set passes this many bytes, so a crawler whose memory runs
 	// away cannot take the machine down; 0 means no limit.
 	MaxRSS int64
+	// SampleEvery, if set, records the resident set and the server's page
+	// count at this interval (Result.Samples), to show how memory grows
+	// with the pages fetched.
+	SampleEvery time.Duration
+}
+
+// Sample is one point of a crawl's memory curve.
+type Sample struct {
+	ElapsedS float64 `json:"elapsed_s"`
+	Pages    int64   `json:"pages"`  // the server's page count
+	RSSMB    float64 `json:"rss_mb"` // resident set
+	// LiveHeapMB is the heap the last garbage collection found live
+	// (runtime/metrics /gc/heap/live:bytes).
+	LiveHeapMB float64 `json:"live_heap_mb"`
 }
 
 // UserAgent returns the User-Agent header the crawlers send.
@@ -253,6 +268,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile to this file")
 	fs.StringVar(&p.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
 	fs.Int64Var(&p.MaxRSS, "max-rss-mb", 4096, "stop the crawl once the resident set passes this many MiB (0: no limit)")
+	fs.DurationVar(&p.SampleEvery, "sample-every", 0, "record the resident set and page count at this interval (0: off)")
 }
 
 // Check reports a missing required parameter.
@@ -291,6 +307,8 @@ type Result struct {
 	RobotsViol    int     `json:"robots_violations"`
 	PolitenessVio int     `json:"politeness_violations"`
 	TrapFetches   int     `json:"trap_fetches"`
+	// Samples is the memory curve (with -sample-every).
+	Samples []Sample `json:"samples,omitempty"`
 	// Server is the server's full report.
 	Server ServerReport `json:"server"`
 	// Error is the crawl's error, if it ended with one.
@@ -349,8 +367,37 @@ func Run(name string, p Params, crawl func(ctx context.Context) (int64, error)) 
 		}
 	}
 	start := time.Now()
+	samplesDone := make(chan []Sample, 1)
+	stopSampling := make(chan struct{})
+	go func() {
+		var samples []Sample
+		defer func() { samplesDone <- samples }()
+		if p.SampleEvery <= 0 {
+			return
+		}
+		t := time.NewTicker(p.SampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-t.C:
+			}
+			rss, err1 := currentRSS()
+			pages, err2 := ctl.Count()
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(live)
+			samples = append(samples, Sample{ElapsedS: time.Since(start).Seconds(), Pages: pages,
+				RSSMB: float64(rss) / (1 << 20), LiveHeapMB: float64(live[0].Value.Uint64()) / (1 << 20)})
+		}
+	}()
 	n, crawlErr := crawl(ctx)
 	elapsed := time.Since(start)
+	close(stopSampling)
+	res.Samples = <-samplesDone
 	if p.CPUProfile != "" {
 		pprof.StopCPUProfile()
 	}
