@@ -36,7 +36,13 @@
 // whatever the shingle size, but in a short text it is a large share of
 // the features: in the nine-word "The quick brown fox jumps over the lazy
 // dog", replacing one word changes 3 of 7 trigram features but only 1 of 9
-// unigram features. Use Shingle 1 for short texts (titles, snippets). A
+// unigram features. With this package's hashes that pair is 22 bits apart
+// at Shingle 3 and 8 bits at Shingle 1; over 100 000 other well-mixed
+// feature hashes the mean is 19.0 and 7.5 bits, and a distance of 3 bits or
+// less occurs for 0% and 4.9% of them: a one-word edit of a nine-word text
+// is not within the usual 3-bit threshold for any unbiased SimHash, except
+// by the luck of the hash. Use Shingle 1 for short texts (titles, snippets),
+// and a threshold that suits their length. A
 // text with fewer tokens than Shingle is one feature of all its tokens; a
 // text with no tokens has fingerprint 0.
 //

@@ -46,6 +46,50 @@ func TestSeedExample(t *testing.T) {
 	}
 }
 
+// TestSeedPairOverHashFamilies backs the claim in TestSeedExample with a
+// measurement: the seed pair's distance when the feature hash is replaced by
+// each of 20 000 other well-mixed hashes (fmix64 of the documented shingle
+// hash XOR a per-family seed). With unigrams the mean is about 7.5 bits and
+// only about 5% of hash functions put the pair within 3 bits (measured with
+// 100 000 families: mean 7.51, 4.9%; bigrams 13.1 and 0.03%; trigrams 19.0
+// and 0%), so meeting "within 3 bits" would mean choosing the hash for
+// this example.
+func TestSeedPairOverHashFamilies(t *testing.T) {
+	const families = 20000
+	for _, c := range []struct {
+		shingle         int
+		meanLo, meanHi  float64
+		maxShareWithin3 float64
+	}{{1, 6.5, 8.5, 0.08}, {2, 12, 14.5, 0.005}, {3, 18, 20, 0.001}} {
+		ta, tb := refTokens(seedA), refTokens(seedB)
+		fp := func(toks []string, family uint64) uint64 {
+			var a Accumulator
+			for i := 0; i+c.shingle <= len(toks); i++ {
+				g := uint64(fnvOffset)
+				for _, tok := range toks[i : i+c.shingle] {
+					g = (g ^ fnv64a(tok)) * fnvPrime
+				}
+				a.Add(fmix64(g^family*0x9e3779b97f4a7c15), 1)
+			}
+			return a.Sum()
+		}
+		sum, within3 := 0, 0
+		for f := uint64(1); f <= families; f++ {
+			d := Distance(fp(ta, f), fp(tb, f))
+			sum += d
+			if d <= 3 {
+				within3++
+			}
+		}
+		mean, share := float64(sum)/families, float64(within3)/families
+		t.Logf("shingle %d: mean distance %.2f bits, %.2f%% of hash functions within 3 bits", c.shingle, mean, 100*share)
+		if mean < c.meanLo || mean > c.meanHi || share > c.maxShareWithin3 {
+			t.Errorf("shingle %d: mean %.2f (expected %.1f-%.1f), share within 3 bits %.4f (expected <= %.3f)",
+				c.shingle, mean, c.meanLo, c.meanHi, share, c.maxShareWithin3)
+		}
+	}
+}
+
 // TestSmallEditLongText checks the property near-duplicate detection
 // relies on: on page-length text a one-word edit moves the fingerprint by
 // at most a few bits, and unrelated pages are far apart.
