@@ -16,9 +16,11 @@
 //     heartbeats, and each partition is assigned by rendezvous hashing over
 //     the live members, so a join or a death moves only the partitions that
 //     hashed to the node that came or went. The assignment says who should
-//     consume; the pin guarantees that at most one node receives a
-//     partition's messages at a time, even while two nodes briefly disagree
-//     about membership.
+//     consume; the pin makes the server deliver a partition's messages to
+//     one node at a time, even while two nodes disagree about membership,
+//     and fetching is fenced on it: a node hands out a partition's URLs only
+//     while the server has recently confirmed its pin, and a node given a
+//     new pin waits out a hold first (see README.md, "Fencing").
 //   - The owner of a partition feeds its messages into a local
 //     frontier.Frontier, which schedules by the shared fetch.Politeness as on
 //     one node. A host lives in one partition, so politeness and URL dedup
@@ -71,9 +73,12 @@ const (
 	DefaultDuplicateWindow     = 2 * time.Minute
 	DefaultMaxAttempts         = 5
 	// DefaultExtraDeliveries is how many deliveries beyond MaxAttempts a
-	// message may have before it is given up: handovers and crashes also
-	// redeliver, and should not use up a URL's attempts.
-	DefaultExtraDeliveries = 3
+	// message may have before it is given up without a fetch: the
+	// backstop for a URL that kills the nodes fetching it. Handovers,
+	// fencing and crashes also redeliver, so the margin is wide; attempts
+	// proper are counted by the node that makes them (see
+	// Config.MaxAttempts).
+	DefaultExtraDeliveries = 50
 )
 
 // MinServerVersion is the oldest nats-server the assembly runs on: pinned
@@ -115,10 +120,10 @@ type Config struct {
 	Crawler crawlkit.Config
 
 	// MemberTTL is how long a node stays a member without a heartbeat
-	// (default 10 s); heartbeats are sent every MemberTTL/4. A node that
-	// has not heartbeated for MemberTTL/2 stops handing out URLs until it
-	// can again, so it stops fetching before the others take over its
-	// partitions.
+	// (default 10 s); heartbeats are sent every MemberTTL/4. MemberTTL is
+	// also the fence TTL: a node hands out URLs of a partition only while
+	// its pin of the partition's consumer was confirmed by the server less
+	// than that long ago.
 	MemberTTL time.Duration
 	// AckWait is how long a delivered message may go without an ack or
 	// InProgress before the server redelivers it (default 1 minute). It
@@ -128,12 +133,14 @@ type Config struct {
 	// MaxHeldPerPartition bounds the messages of one partition a node
 	// holds unacknowledged (default 256): the consumer's MaxAckPending.
 	MaxHeldPerPartition int
-	// HandoverHold is how long a node waits before fetching from a
-	// partition it took over from another node (one whose consumer had
-	// delivered messages before), so that the host's previous fetch from
-	// the old owner and the first one from the new owner are spaced at
-	// least this much: politeness state does not move with the partition.
-	// Default: Crawler.MaxCrawlDelay, or 30 s.
+	// HandoverHold is how long a node waits, beyond the fence TTL
+	// (MemberTTL), before fetching from a partition whose pin it has
+	// just been given (unless the consumer never delivered before, or the
+	// node's new pin directly follows its old one): every earlier holder
+	// has stopped leasing within the fence TTL, so a host's last fetch by
+	// the old holder and its first by the new one are spaced at least
+	// this much. Politeness state does not move with the partition.
+	// Default: Crawler.MaxCrawlDelay, or 30 s. See README.md, "Fencing".
 	HandoverHold time.Duration
 	// PullExpiry is how long one pull request waits on the server
 	// (default MemberTTL/4, at least 1 s). The pin lasts 3 × PullExpiry
@@ -146,8 +153,11 @@ type Config struct {
 	// Crawler.RetryBackoff sets RetryBase when RetryBase is zero).
 	RetryBase, RetryMax time.Duration
 	// MaxAttempts bounds the attempts of a URL (default
-	// Crawler.MaxAttempts or 5); a message delivered more than
-	// MaxAttempts + DefaultExtraDeliveries times is dropped as failed.
+	// Crawler.MaxAttempts or 5): the node that owns the URL's partition
+	// gives it up when that many of its fetches ended in a retry (the count
+	// starts again when the partition moves, so a URL may get more
+	// attempts across handovers, never fewer). A message delivered more
+	// than MaxAttempts + DefaultExtraDeliveries times is dropped as failed.
 	MaxAttempts int
 	// DuplicateWindow is how long the stream remembers Nats-Msg-Ids to
 	// drop repeated publishes (default 2 minutes). Within it, the server

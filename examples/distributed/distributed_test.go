@@ -109,14 +109,14 @@ func checkCrawl(t *testing.T, web *crawltest.Web, maxDup float64) crawltest.Repo
 	for _, u := range fetched {
 		got[u] = true
 	}
-	lost := 0
+	var lost []string
 	for _, u := range truth.URLs() {
 		if !got[u] {
-			lost++
+			lost = append(lost, u)
 		}
 	}
-	if lost > 0 {
-		t.Errorf("%d of %d reachable pages (duplicates included) never fetched", lost, len(truth.URLs()))
+	if len(lost) > 0 {
+		t.Errorf("%d of %d reachable pages (duplicates included) never fetched, e.g. %v", len(lost), len(truth.URLs()), lost[:min(5, len(lost))])
 	}
 	total := 0
 	for _, n := range rep.PerPage {
@@ -136,6 +136,12 @@ func checkCrawl(t *testing.T, web *crawltest.Web, maxDup float64) crawltest.Repo
 	}
 	if v := rep.PolitenessViolations(); v != 0 {
 		t.Errorf("%d politeness violations (spacing %d, concurrency %d)", v, rep.SpacingViolations, rep.ConcurrencyViolations)
+		for name, h := range rep.Hosts {
+			if h.SpacingViolations+h.ConcurrencyViolations > 0 {
+				t.Logf("host %s: spacing %d, concurrency %d, shortest gap %v, requests %d",
+					name, h.SpacingViolations, h.ConcurrencyViolations, h.MinGap, h.Requests)
+			}
+		}
 	}
 	return rep
 }

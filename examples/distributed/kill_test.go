@@ -2,6 +2,7 @@ package distributed_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,9 @@ func startChild(t testing.TB, name, role string, args ...string) *child {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"="+role, argsEnv+"="+string(b))
 	dieWithParent(cmd)
-	dir := os.Getenv("DISTRIBUTED_TEST_LOGDIR") // keep the children's logs there
+	// DISTRIBUTED_TEST_LOGDIR keeps the children's logs there;
+	// DISTRIBUTED_TEST_LOGLEVEL sets the nodes' -log-level (default info).
+	dir := os.Getenv("DISTRIBUTED_TEST_LOGDIR")
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -144,6 +147,15 @@ func killTestWeb(t testing.TB) *crawltest.Web {
 		MinGap: 50 * time.Millisecond, CrawlDelay: 300 * time.Millisecond})
 }
 
+// Bounds of the kill tests' phases. On the loaded 2-core machine a cluster
+// of three server processes plus three -race node processes took over a
+// minute just to set up the stream's 64 R3 consumers, and 2 minutes to the
+// first quarter of the pages was once not enough.
+const (
+	firstQuarterTimeout = 4 * time.Minute // from starting the nodes
+	finishTimeout       = 5 * time.Minute // from the kill
+)
+
 // nodeArgs are the crawl node flags of the kill tests.
 func nodeArgs(t testing.TB, web *crawltest.Web, natsURL, crawlID, id string, replicas int) []string {
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
@@ -156,7 +168,7 @@ func nodeArgs(t testing.TB, web *crawltest.Web, natsURL, crawlID, id string, rep
 		"-delay", "50ms", "-max-crawl-delay", "1s", "-handover-hold", "1s",
 		"-member-ttl", "2s", "-ack-wait", "4s", "-retry-base", "200ms", "-robots-retries", "-1",
 		"-allow-private", "127.0.0.0/8", "-route-tld", "test=" + web.Addr(), "-http", "127.0.0.1:0",
-		"-log-level", "info", "-dup-window", "1s",
+		"-log-level", cmp.Or(os.Getenv("DISTRIBUTED_TEST_LOGLEVEL"), "info"), "-dup-window", "1s",
 	}
 }
 
@@ -202,7 +214,7 @@ func TestKillNode(t *testing.T) {
 		id := fmt.Sprintf("n%d", i+1)
 		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, url, "kill", id, 1)...))
 	}
-	waitFetches(t, web, truthPages/4, 2*time.Minute)
+	waitFetches(t, web, truthPages/4, firstQuarterTimeout)
 	victim := nodes[1]
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -211,7 +223,7 @@ func TestKillNode(t *testing.T) {
 	killedAt := pageFetches(web)
 	start := time.Now()
 	for _, c := range []*child{nodes[0], nodes[2]} {
-		c.wait(t, 4*time.Minute)
+		c.wait(t, finishTimeout)
 	}
 	t.Logf("killed %s at %d page fetches of ~%d; the others finished %v later", victim.name, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
 	logNodeStats(t, nodes[0], nodes[2])
@@ -273,7 +285,7 @@ func TestKillStreamLeader(t *testing.T) {
 		id := fmt.Sprintf("n%d", i+1)
 		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, natsURL, "leader", id, 3)...))
 	}
-	waitFetches(t, web, truthPages/4, 2*time.Minute)
+	waitFetches(t, web, truthPages/4, firstQuarterTimeout)
 
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
@@ -298,6 +310,7 @@ func TestKillStreamLeader(t *testing.T) {
 		t.Fatalf("stream leader %q: %v", leader, err)
 	}
 	nc.Close()
+	t.Logf("killing the stream leader %s at %s", leader, time.Now().UTC().Format("15:04:05.000"))
 	if err := servers[leader].cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +318,7 @@ func TestKillStreamLeader(t *testing.T) {
 	killedAt := pageFetches(web)
 	start := time.Now()
 	for _, c := range nodes {
-		c.wait(t, 4*time.Minute)
+		c.wait(t, finishTimeout)
 	}
 	t.Logf("killed stream leader %s at %d page fetches of ~%d; the nodes finished %v later", leader, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
 	logNodeStats(t, nodes...)
@@ -325,7 +338,7 @@ func TestGracefulLeave(t *testing.T) {
 		id := fmt.Sprintf("n%d", i+1)
 		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, url, "leave", id, 1)...))
 	}
-	waitFetches(t, web, truthPages/4, 2*time.Minute)
+	waitFetches(t, web, truthPages/4, firstQuarterTimeout)
 	leaver := nodes[1]
 	if err := leaver.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -350,7 +363,7 @@ func TestGracefulLeave(t *testing.T) {
 		t.Errorf("%s acquired %d partitions, released %d, still owns %v", leaver.name, st.Queue.Acquired, st.Queue.Released, st.Queue.Owned)
 	}
 	for _, c := range []*child{nodes[0], nodes[2]} {
-		c.wait(t, 4*time.Minute)
+		c.wait(t, finishTimeout)
 	}
 	checkCrawl(t, web, 0.02)
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -70,8 +70,8 @@ type membership struct {
 	info []byte
 	ttl  time.Duration
 	now  func() time.Time
+	log  *slog.Logger
 
-	lastOK  atomic.Int64 // unix nanos of the last acknowledged heartbeat
 	changed chan struct{}
 
 	mu    sync.Mutex
@@ -81,12 +81,12 @@ type membership struct {
 	live  []string
 }
 
-func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, now func() time.Time) (*membership, error) {
+func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, now func() time.Time, log *slog.Logger) (*membership, error) {
 	b, err := json.Marshal(info)
 	if err != nil {
 		return nil, err
 	}
-	return &membership{kv: kv, id: info.ID, info: b, ttl: ttl, now: now,
+	return &membership{kv: kv, id: info.ID, info: b, ttl: ttl, now: now, log: log,
 		changed: make(chan struct{}, 1), seen: map[string]time.Time{}}, nil
 }
 
@@ -99,15 +99,7 @@ func (m *membership) heartbeat(ctx context.Context) error {
 	if _, err := m.kv.Put(ctx, memberKey(m.id), m.info); err != nil {
 		return err
 	}
-	m.lastOK.Store(m.now().UnixNano())
 	return nil
-}
-
-// healthy reports whether this node's last heartbeat was acknowledged
-// within half the TTL: the node may still consider itself a member.
-func (m *membership) healthy(now time.Time) bool {
-	last := m.lastOK.Load()
-	return last != 0 && now.Sub(time.Unix(0, last)) < m.ttl/2
 }
 
 // run heartbeats and watches until ctx ends.
@@ -118,8 +110,13 @@ func (m *membership) run(ctx context.Context) {
 		defer wg.Done()
 		t := time.NewTicker(m.ttl / 4)
 		defer t.Stop()
+		var lastLog time.Time
 		for {
-			_ = m.heartbeat(ctx) // a failure shows in healthy
+			if err := m.heartbeat(ctx); err != nil && ctx.Err() == nil && time.Since(lastLog) > 5*time.Second {
+				// Say so, at most every 5 s.
+				lastLog = time.Now()
+				m.log.Info("membership heartbeat failed", "err", err)
+			}
 			select {
 			case <-ctx.Done():
 				return

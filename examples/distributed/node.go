@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -115,28 +114,20 @@ func (n *Node) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A cluster that is just starting has no JetStream meta leader yet:
-	// its API requests time out. Retry for a minute.
-	var (
-		stream jetstream.Stream
-		kv     jetstream.KeyValue
-	)
-	for deadline := time.Now().Add(time.Minute); ; {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		stream, kv, err = setup(sctx, js, cfg)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return err
-		}
-		cfg.Logger.Info("setting up the crawl's stream; retrying", "err", err)
-		select {
-		case <-ctx.Done():
+	// A cluster that is just starting has no JetStream meta leader yet,
+	// and a loaded one answers slowly: every step of the setup is retried
+	// on its own (so progress is kept) for up to SetupTimeout.
+	sctx, cancel := context.WithTimeout(ctx, SetupTimeout)
+	defer cancel()
+	retrying := func(what string, err error) {
+		cfg.Logger.Info("setting up the crawl; retrying", "step", what, "err", err)
+	}
+	stream, consumers, kv, err := setup(sctx, js, cfg, retrying)
+	if err != nil {
+		if ctx.Err() != nil {
 			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
 		}
+		return err
 	}
 	q, err := newQueue(cfg, js, stream, n.pol)
 	if err != nil {
@@ -144,21 +135,22 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	defer q.close()
 	for p, part := range q.parts {
-		if part.consumer, err = stream.Consumer(ctx, n.names.consumer(p)); err != nil {
-			return fmt.Errorf("distributed: partition %d: %w", p, err)
-		}
+		part.consumer = consumers[p]
 	}
 	n.httpMu.Lock()
 	info := MemberInfo{ID: cfg.NodeID, HTTP: n.http, Started: cfg.Now()}
 	n.httpMu.Unlock()
-	mem, err := newMembership(kv, info, cfg.MemberTTL, cfg.Now)
+	mem, err := newMembership(kv, info, cfg.MemberTTL, cfg.Now, cfg.Logger)
 	if err != nil {
 		return err
 	}
-	if err := mem.heartbeat(ctx); err != nil {
-		return fmt.Errorf("distributed: joining: %w", err)
+	if err := retry(sctx, "joining", retrying, mem.heartbeat); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
 	}
-	q.healthy = mem.healthy
+	cancel()
 	n.lazy.set(q)
 
 	// Background work, owned here: membership, rebalancing, keep-alive.
@@ -206,7 +198,8 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 // rebalance acquires and releases partitions whenever the membership
-// changes, until ctx ends; it closes done when it has stopped.
+// changes, and retries failed acquisitions, until ctx ends; it closes done
+// when it has stopped.
 func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done chan<- struct{}) {
 	defer close(done)
 	var prev []string
@@ -220,123 +213,168 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 		return
 	case <-settle.C:
 	}
+	// The ticker retries what failed (an acquisition during a leader
+	// election) and looks again while this node is not in its own view.
+	tick := time.NewTicker(max(n.cfg.MemberTTL/8, 100*time.Millisecond))
+	defer tick.Stop()
 	for first := true; ; first = false {
 		if !first {
 			select {
 			case <-ctx.Done():
 				return
+			case <-tick.C:
 			case <-mem.changed:
-			}
-			// Let a burst of changes (several nodes starting or
-			// stopping) settle into one rebalance.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(200 * time.Millisecond):
+				// Let a burst of changes (several nodes starting or
+				// stopping) settle into one rebalance.
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
 			}
 		}
 		live, ok := mem.members()
 		if !ok {
-			// Not in the view yet (the first heartbeat is on its way):
-			// look again shortly.
-			go func() {
-				select {
-				case <-ctx.Done():
-				case <-time.After(100 * time.Millisecond):
-					select {
-					case mem.changed <- struct{}{}:
-					default:
-					}
-				}
-			}()
-			continue
+			continue // not in the view yet: the first heartbeat is on its way
 		}
-		if slices.Equal(live, prev) {
-			continue
+		if !slices.Equal(live, prev) {
+			prev = live
+			n.cfg.Logger.Info("membership changed", "members", live,
+				"partitions", len(Assignment(live, n.cfg.Partitions, n.cfg.NodeID)))
 		}
-		prev = live
 		want := map[int]bool{}
 		for _, p := range Assignment(live, n.cfg.Partitions, n.cfg.NodeID) {
 			want[p] = true
 		}
-		n.cfg.Logger.Info("membership changed", "members", live, "partitions", len(want))
-		var wg sync.WaitGroup
-		var failed atomic.Bool // some acquisition failed: try again on the next change
-		for _, p := range q.parts {
-			q.mu.Lock()
-			owned := p.owned
-			q.mu.Unlock()
-			switch {
-			case owned && !want[p.id]:
-				wg.Add(1)
-				go func() { defer wg.Done(); q.release(ctx, p) }()
-			case !owned && want[p.id]:
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if err := q.acquire(ctx, p); err != nil && ctx.Err() == nil {
-						n.cfg.Logger.Warn("acquiring a partition", "partition", p.id, "err", err)
-						failed.Store(true)
-						select {
-						case mem.changed <- struct{}{}:
-						default:
-						}
-					}
-				}()
-			}
-		}
-		wg.Wait()
-		if failed.Load() {
-			prev = nil
-		}
+		n.reconcile(ctx, q, want)
 	}
 }
 
-// setup creates (or checks) the crawl's stream, partition consumers and
-// membership bucket. Every node runs it; the calls are idempotent.
-func setup(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, jetstream.KeyValue, error) {
-	nm := namesFor(cfg.CrawlID)
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        nm.stream,
-		Description: "crawlkit URL log of crawl " + cfg.CrawlID,
-		Subjects:    []string{nm.subjects()},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-		Duplicates:  cfg.DuplicateWindow,
-		AllowDirect: true,
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("distributed: stream %s: %w", nm.stream, err)
-	}
-	for p := range cfg.Partitions {
-		_, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:        nm.consumer(p),
-			FilterSubject:  nm.subject(p),
-			AckPolicy:      jetstream.AckExplicitPolicy,
-			AckWait:        cfg.AckWait,
-			MaxDeliver:     -1,
-			MaxAckPending:  cfg.MaxHeldPerPartition,
-			DeliverPolicy:  jetstream.DeliverAllPolicy,
-			PriorityPolicy: jetstream.PriorityPolicyPinned,
-			PriorityGroups: []string{priorityGroup},
-			PinnedTTL:      3 * cfg.PullExpiry,
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("distributed: consumer of partition %d: %w", p, err)
+// reconcile releases the owned partitions not in want and acquires those in
+// want that are not owned, concurrently; a failed acquisition is retried on
+// a later call, with a backoff from 250 ms doubling up to MemberTTL.
+func (n *Node) reconcile(ctx context.Context, q *Queue, want map[int]bool) {
+	var wg sync.WaitGroup
+	now := time.Now()
+	for _, p := range q.parts {
+		q.mu.Lock()
+		owned, retryAt := p.owned, p.retryAt
+		q.mu.Unlock()
+		switch {
+		case owned && !want[p.id]:
+			wg.Add(1)
+			go func() { defer wg.Done(); q.release(ctx, p) }()
+		case !owned && want[p.id] && !now.Before(retryAt):
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := q.acquire(ctx, p)
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				if err == nil || ctx.Err() != nil {
+					p.retryAt, p.backoff = time.Time{}, 0
+					return
+				}
+				p.backoff = min(max(2*p.backoff, 250*time.Millisecond), n.cfg.MemberTTL)
+				p.retryAt = time.Now().Add(p.backoff)
+				n.cfg.Logger.Warn("acquiring a partition failed; retrying", "partition", p.id, "in", p.backoff, "err", err)
+			}()
 		}
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   nm.members,
-		TTL:      cfg.MemberTTL,
-		History:  1,
-		Storage:  jetstream.MemoryStorage,
-		Replicas: cfg.Replicas,
+	wg.Wait()
+}
+
+// SetupTimeout bounds how long a node keeps trying to create or check the
+// crawl's stream, consumers and membership bucket when it starts.
+const SetupTimeout = 5 * time.Minute
+
+// setup creates (or checks) the crawl's stream, partition consumers and
+// membership bucket, and returns them. Every node runs it; the calls are
+// idempotent. Each call is retried until it succeeds or ctx ends (see
+// retry).
+func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying func(what string, err error)) (jetstream.Stream, []jetstream.Consumer, jetstream.KeyValue, error) {
+	nm := namesFor(cfg.CrawlID)
+	try := func(what string, f func(ctx context.Context) error) error { return retry(ctx, what, retrying, f) }
+	var stream jetstream.Stream
+	err := try("stream "+nm.stream, func(ctx context.Context) (err error) {
+		stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:        nm.stream,
+			Description: "crawlkit URL log of crawl " + cfg.CrawlID,
+			Subjects:    []string{nm.subjects()},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+			Duplicates:  cfg.DuplicateWindow,
+			AllowDirect: true,
+		})
+		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("distributed: bucket %s: %w", nm.members, err)
+		return nil, nil, nil, err
 	}
-	return stream, kv, nil
+	consumers := make([]jetstream.Consumer, cfg.Partitions)
+	for p := range cfg.Partitions {
+		err := try(fmt.Sprintf("consumer of partition %d", p), func(ctx context.Context) (err error) {
+			consumers[p], err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+				Durable:        nm.consumer(p),
+				FilterSubject:  nm.subject(p),
+				AckPolicy:      jetstream.AckExplicitPolicy,
+				AckWait:        cfg.AckWait,
+				MaxDeliver:     -1,
+				MaxAckPending:  cfg.MaxHeldPerPartition,
+				DeliverPolicy:  jetstream.DeliverAllPolicy,
+				PriorityPolicy: jetstream.PriorityPolicyPinned,
+				PriorityGroups: []string{priorityGroup},
+				PinnedTTL:      3 * cfg.PullExpiry,
+			})
+			return err
+		})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	var kv jetstream.KeyValue
+	err = try("bucket "+nm.members, func(ctx context.Context) (err error) {
+		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:   nm.members,
+			TTL:      cfg.MemberTTL,
+			History:  1,
+			Storage:  jetstream.MemoryStorage,
+			Replicas: cfg.Replicas,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return stream, consumers, kv, nil
+}
+
+// retry calls f with a 10 s timeout until it succeeds or ctx ends, waiting
+// 250 ms to 2 s between attempts; failed attempts are reported to
+// retrying, if not nil.
+func retry(ctx context.Context, what string, retrying func(what string, err error), f func(ctx context.Context) error) error {
+	wait := 250 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := f(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("distributed: %s: %w", what, err)
+		}
+		if retrying != nil {
+			retrying(what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("distributed: %s: %w", what, err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // lazyQueue lets the Crawler be built before Run has connected: it forwards

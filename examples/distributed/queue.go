@@ -32,9 +32,9 @@ type Queue struct {
 	front  *frontier.Frontier
 	log    *slog.Logger
 	now    func() time.Time
-	// healthy reports whether this node may still consider itself a
-	// member (see membership.healthy); nil means always.
-	healthy func(time.Time) bool
+	// fenceTTL is how long a confirmation of this node's pin lets it
+	// hand out leases of the partition (see fence.go).
+	fenceTTL time.Duration
 
 	parts []*partition
 
@@ -62,6 +62,7 @@ type queueCounters struct {
 	replayed                     atomic.Int64
 	replayNanos                  atomic.Int64
 	acquired, released           atomic.Int64
+	fenced, holds, probes        atomic.Int64
 }
 
 // QueueStats are a Queue's counters, served by the node at /queue.
@@ -90,6 +91,13 @@ type QueueStats struct {
 	// Acquired and Released count partition moves to and from this node.
 	Acquired int64 `json:"acquired"`
 	Released int64 `json:"released"`
+	// Fenced counts leases put back because their partition was fenced
+	// (pin not confirmed, or in its handover hold).
+	Fenced int64 `json:"fenced"`
+	// Holds counts handover holds started; Probes messages handed back
+	// to make the server pin a client again (see README.md, "Fencing").
+	Holds  int64 `json:"holds"`
+	Probes int64 `json:"probes"`
 }
 
 // partition is one partition's state on this node.
@@ -102,28 +110,54 @@ type partition struct {
 	owned  bool
 	gen    int // bumped on every acquire and release; stale callbacks compare it
 	cc     jetstream.ConsumeContext
-	leased int // leases handed out and not settled
+	stop   chan struct{} // closed to end the acquisition's guard
+	leased int           // leases handed out and not settled
+	nheld  int           // messages of the partition in Queue.held
+	// retryAt and backoff pace failed acquisitions (rebalance).
+	retryAt time.Time
+	backoff time.Duration
+
+	// Fencing state of the current acquisition, guarded by Queue.mu
+	// (see fence.go).
+	pin         string    // pin id of this node's newest delivery ("" before the first)
+	lastDseq    uint64    // consumer sequence of that delivery
+	confirmed   time.Time // send time of the newest consumer info that showed pin pinned; zero: fenced
+	leader      string    // the consumer's leader according to that info
+	checkLeader bool      // pin changed with contiguous deliveries: hold unless the leader is the same
+	lost        int       // consecutive pin checks that found no pin
+	probed      time.Time // when a message was last handed back to get a pin
+	tenure      time.Time // when this node first saw pin
+	fetchFrom   time.Time // no lease before this (handover politeness)
+	staged      []*heldMsg
+	kick        chan struct{} // wakes the guard
 
 	// Guarded by mu: the seen set, used by the consume callback (one at a
 	// time) and by Done.
-	mu        sync.Mutex
-	seen      *bloom.Set
-	hw        uint64              // highest stream sequence whose URL is in seen
-	ackFloor  uint64              // the consumer's ack floor when acquired
-	open      map[uint64]struct{} // primary messages above ackFloor not known to be acked
-	holdUntil time.Time           // no fetch before this (handover politeness)
-	caughtUp  bool                // a delivery since the acquisition was checked for gaps
+	mu       sync.Mutex
+	seen     *bloom.Set
+	hw       uint64              // highest stream sequence whose URL is in seen
+	ackFloor uint64              // the consumer's ack floor when acquired
+	open     map[uint64]struct{} // primary messages above ackFloor not known to be acked
+	retries  map[uint64]int      // retries of a message sent back by this acquisition
+	// judgedPin and judgedDseq are the pin and consumer sequence of the
+	// newest delivery judged (all messages of the partition up to hw are
+	// in seen).
+	judgedPin  string
+	judgedDseq uint64
 }
 
-// heldMsg is a message this node holds: queued in the local frontier or
+// heldMsg is a message this node holds: queued in the local frontier,
+// staged (taken out of the local frontier while its partition is fenced) or
 // leased to a worker.
 type heldMsg struct {
 	msg    jetstream.Msg
+	entry  frontier.Entry
 	part   *partition
 	gen    int
 	seq    uint64
 	tries  uint64 // deliveries so far
 	leased bool
+	staged bool
 }
 
 // wireEntry is a published URL.
@@ -167,12 +201,12 @@ func newQueue(cfg Config, js jetstream.JetStream, stream jetstream.Stream, pol f
 	}
 	q := &Queue{
 		cfg: cfg, names: namesFor(cfg.CrawlID), js: js, stream: stream, front: front,
-		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{},
+		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{}, fenceTTL: cfg.fenceTTL(),
 	}
 	q.settled = sync.NewCond(&q.mu)
 	q.parts = make([]*partition, cfg.Partitions)
 	for p := range q.parts {
-		q.parts[p] = &partition{id: p, subject: q.names.subject(p)}
+		q.parts[p] = &partition{id: p, subject: q.names.subject(p), kick: make(chan struct{}, 1)}
 	}
 	return q, nil
 }
@@ -300,7 +334,7 @@ func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
 		if err != nil {
 			return nil, err
 		}
-		if q.claim(ctx, l) {
+		if q.claim(l) {
 			return l, nil
 		}
 	}
@@ -310,11 +344,6 @@ func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
 // a zero time only if the whole crawl is finished (see the package
 // documentation); otherwise a time shortly ahead, so the Crawler polls.
 func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
-	if q.healthy != nil && !q.healthy(now) {
-		return nil, now.Add(250 * time.Millisecond), nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
 	for {
 		l, at, err := q.front.NextAt(now)
 		if err != nil {
@@ -329,50 +358,40 @@ func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
 			}
 			return nil, now.Add(250 * time.Millisecond), nil
 		}
-		if q.claim(ctx, l) {
+		if q.claim(l) {
 			return l, time.Time{}, nil
 		}
 	}
 }
 
-// claim ties a local lease to its held message. A lease whose message is
-// no longer held here (its partition moved away, or a stale copy of a URL
-// queued twice) is settled locally and reported false. While this node's
-// membership heartbeat is failing, claim waits: the others may be about to
-// take the partition over, and this node must not fetch meanwhile.
-func (q *Queue) claim(ctx context.Context, l *frontier.Lease) bool {
-	for q.healthy != nil && !q.healthy(q.now()) {
-		q.mu.Lock()
-		h := q.held[l.URL]
-		stale := h == nil || !h.part.owned || h.part.gen != h.gen
-		q.mu.Unlock()
-		if stale {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			// Give the URL back to the stream: the local lease is
-			// settled, so nothing here would ever hand it out again.
-			q.mu.Lock()
-			if h := q.held[l.URL]; h != nil && !h.leased {
-				delete(q.held, l.URL)
-				_ = h.msg.Nak()
-			}
-			q.mu.Unlock()
-			q.drop(l)
-			return false
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+// claim ties a local lease to its held message, just before the URL is
+// fetched. A lease whose message is no longer held here (its partition moved
+// away, or a stale copy of a URL queued twice) is settled locally and
+// reported false. So is a lease of a partition that is fenced (see
+// fence.go): this node's pin is not confirmed, or the handover hold is not
+// over. Its message stays held and goes back to the local frontier when the
+// partition is open again.
+func (q *Queue) claim(l *frontier.Lease) bool {
+	now := q.now()
 	q.mu.Lock()
 	h := q.held[l.URL]
-	if h == nil || h.leased || !h.part.owned || h.part.gen != h.gen {
+	if h == nil || h.leased || h.staged || !h.part.owned || h.part.gen != h.gen {
 		q.mu.Unlock()
 		q.drop(l)
 		return false
 	}
+	p := h.part
+	if !q.openLocked(p, now) {
+		q.counters.fenced.Add(1)
+		h.staged = true
+		p.staged = append(p.staged, h)
+		q.mu.Unlock()
+		p.wake()
+		q.drop(l)
+		return false
+	}
 	h.leased = true
-	h.part.leased++
+	p.leased++
 	q.mu.Unlock()
 	return true
 }
@@ -391,7 +410,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 	q.mu.Lock()
 	h := q.held[l.URL]
 	if h != nil && h.leased {
-		delete(q.held, l.URL)
+		q.unholdLocked(h)
 		h.part.leased--
 		if !h.part.owned {
 			q.settled.Broadcast()
@@ -411,8 +430,26 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 		return ferr
 	}
 
-	switch o.Kind {
-	case frontier.OutcomeRetry:
+	retry := o.Kind == frontier.OutcomeRetry
+	if retry {
+		// Attempts are counted here, by the acquisition that makes them:
+		// the delivery count also grows with every handover.
+		p := h.part
+		p.mu.Lock()
+		n := 0
+		if p.retries != nil {
+			p.retries[h.seq]++
+			n = p.retries[h.seq]
+		}
+		p.mu.Unlock()
+		if n >= q.cfg.MaxAttempts {
+			retry = false
+			q.counters.given.Add(1)
+			q.log.Warn("giving up a URL after its last attempt", "url", l.URL, "attempts", n)
+		}
+	}
+	switch {
+	case retry:
 		delay := q.retryDelay(h.tries, o.RetryAfter)
 		if err := h.msg.NakWithDelay(delay); err != nil {
 			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
@@ -447,6 +484,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 			q.counters.acked.Add(1)
 			h.part.mu.Lock()
 			delete(h.part.open, h.seq)
+			delete(h.part.retries, h.seq)
 			h.part.mu.Unlock()
 		}
 	}
@@ -489,6 +527,7 @@ func (q *Queue) QueueStats() QueueStats {
 		Acked: c.acked.Load(), Naked: c.naked.Load(), GivenUp: c.given.Load(),
 		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
+		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
 	}
 }
 
@@ -559,21 +598,35 @@ func (q *Queue) logBusy(msg string, args ...any) {
 }
 
 // keepAlive sends InProgress for every held message, so that messages
-// waiting in the local frontier or being fetched are not redelivered.
+// waiting in the local frontier or being fetched are not redelivered. A
+// message that is neither leased nor part of a current acquisition (left
+// behind by a race with a release) is handed back instead, so that nothing
+// stays pending for ever.
 func (q *Queue) keepAlive() {
 	q.mu.Lock()
 	msgs := make([]jetstream.Msg, 0, len(q.held))
+	var back []jetstream.Msg
 	for _, h := range q.held {
+		if !h.leased && (!h.part.owned || h.part.gen != h.gen) {
+			q.unholdLocked(h)
+			back = append(back, h.msg)
+			continue
+		}
 		msgs = append(msgs, h.msg)
 	}
 	q.mu.Unlock()
 	for _, m := range msgs {
 		_ = m.InProgress() // a lost one costs a redelivery, which is recognised
 	}
+	for _, m := range back {
+		_ = m.Nak()
+	}
 }
 
 // acquire starts consuming partition p: it rebuilds the seen set by
-// replaying the partition, then pulls through the pinned priority group.
+// replaying the partition, then pulls through the pinned priority group and
+// starts the partition's guard (fence.go). Nothing of the partition is
+// fetched before the guard has confirmed this node's pin.
 func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	ci, err := p.consumer.Info(ctx)
 	if err != nil {
@@ -588,11 +641,8 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	}
 	p.mu.Lock()
 	p.seen, p.hw, p.ackFloor, p.open = seen, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
-	p.holdUntil, p.caughtUp = time.Time{}, false
-	if ci.Delivered.Stream > 0 {
-		// Someone consumed this partition before: start conservatively.
-		p.holdUntil = q.now().Add(q.cfg.HandoverHold)
-	}
+	p.retries = map[uint64]int{}
+	p.judgedPin, p.judgedDseq = "", 0
 	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
 	var lastSeq uint64
 	switch {
@@ -614,33 +664,47 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	p.owned = true
 	p.gen++
 	gen := p.gen
+	p.pin, p.lastDseq, p.confirmed, p.leader, p.checkLeader, p.lost, p.probed = "", 0, time.Time{}, "", false, 0, time.Time{}
+	p.tenure, p.fetchFrom, p.staged = time.Time{}, time.Time{}, nil
 	q.mu.Unlock()
-	cc, err := p.consumer.Consume(func(m jetstream.Msg) { q.deliver(p, gen, m) },
+	cc, err := q.consume(p, gen)
+	if err != nil {
+		q.mu.Lock()
+		if p.gen == gen {
+			p.owned = false
+			p.gen++
+		} else {
+			q.counters.acquired.Add(1) // released meanwhile, and counted there
+		}
+		q.mu.Unlock()
+		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
+	}
+	stop := make(chan struct{})
+	q.mu.Lock()
+	current := p.gen == gen
+	if current {
+		p.cc, p.stop = cc, stop
+	}
+	q.mu.Unlock()
+	q.counters.acquired.Add(1) // a release meanwhile counts too
+	if !current {              // released meanwhile
+		cc.Stop()
+		return nil
+	}
+	go q.guard(stop, p, gen)
+	q.log.Info("partition acquired", "partition", p.id, "replayed_to", lastSeq)
+	return nil
+}
+
+// consume starts pulling partition p's messages for the acquisition gen.
+func (q *Queue) consume(p *partition, gen int) (jetstream.ConsumeContext, error) {
+	return p.consumer.Consume(func(m jetstream.Msg) { q.deliver(p, gen, m) },
 		jetstream.PullPriorityGroup(priorityGroup),
 		jetstream.PullMaxMessages(min(q.cfg.MaxHeldPerPartition, 256)),
 		jetstream.PullExpiry(q.cfg.PullExpiry),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			q.log.Debug("consume", "partition", p.id, "err", err)
 		}))
-	if err != nil {
-		q.mu.Lock()
-		p.owned = false
-		p.gen++
-		q.mu.Unlock()
-		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
-	}
-	q.mu.Lock()
-	if p.gen == gen {
-		p.cc = cc
-		cc = nil
-	}
-	q.mu.Unlock()
-	if cc != nil { // released meanwhile
-		cc.Stop()
-	}
-	q.counters.acquired.Add(1)
-	q.log.Info("partition acquired", "partition", p.id, "replayed_to", lastSeq)
-	return nil
 }
 
 // isMsgNotFound reports a "no message" answer, which a direct get gives as
@@ -653,8 +717,8 @@ func isMsgNotFound(err error) bool {
 
 // release stops consuming partition p: unleased messages go back to the
 // stream at once, leased ones are waited for (up to AckWait), then the pin
-// is released so that the new owner is served without waiting for it to
-// time out.
+// is released, if it is still this node's, so that the new owner is served
+// without waiting for it to time out.
 func (q *Queue) release(ctx context.Context, p *partition) {
 	q.mu.Lock()
 	if !p.owned {
@@ -663,19 +727,23 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	}
 	p.owned = false
 	p.gen++
-	cc := p.cc
-	p.cc = nil
+	cc, stop, pin := p.cc, p.stop, p.pin
+	p.cc, p.stop, p.staged = nil, nil, nil
 	var back []jetstream.Msg
-	for u, h := range q.held {
+	for _, h := range q.held {
 		if h.part == p && !h.leased {
 			back = append(back, h.msg)
-			delete(q.held, u)
+			q.unholdLocked(h)
 		}
 	}
 	q.mu.Unlock()
+	if stop != nil {
+		close(stop)
+	}
 	if cc != nil {
 		cc.Stop()
 	}
+	stopped := q.now()
 	for _, m := range back {
 		_ = m.Nak()
 	}
@@ -691,11 +759,9 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	}
 	q.mu.Unlock()
 	deadline.Stop()
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	_ = q.stream.UnpinConsumer(uctx, q.names.consumer(p.id), priorityGroup)
-	cancel()
+	q.unpin(ctx, p, pin, stopped)
 	p.mu.Lock()
-	p.seen, p.open = nil, nil
+	p.seen, p.open, p.retries = nil, nil, nil
 	p.mu.Unlock()
 	q.counters.released.Add(1)
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
@@ -768,6 +834,9 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	}
 	q.mu.Lock()
 	current := p.owned && p.gen == gen
+	if current {
+		q.notePinLocked(p, m.Headers().Get(pinHeader), md.Sequence.Consumer)
+	}
 	q.mu.Unlock()
 	if !current {
 		_ = m.Nak()
@@ -788,13 +857,20 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		return
 	}
 	var primary bool
+	pin, dseq := m.Headers().Get(pinHeader), md.Sequence.Consumer
 	if seq > p.hw {
-		if seq > p.hw+1 && (!p.caughtUp || md.NumDelivered > 1) {
-			// Stream sequences are shared by all partitions, so gaps
-			// are normal. But the first message after an acquisition,
-			// and a redelivery of a message this node never saw, may
-			// follow messages of this partition that went to another
-			// node (a handover in progress): read those first.
+		// Stream sequences are shared by all partitions, so gaps are
+		// normal: a first delivery that directly follows the last one
+		// judged here, under the same pin, has no message of this
+		// partition before it that this node has not judged (the
+		// consumer delivers new messages in stream order, and nobody
+		// else was delivered anything in between). Any other delivery
+		// (the first after an acquisition, one after a delivery that
+		// went to another node or failed here, a redelivery of a
+		// message this node never saw) may follow messages of this
+		// partition that went elsewhere: read those first.
+		contiguous := pin != "" && pin == p.judgedPin && dseq == p.judgedDseq+1 && md.NumDelivered == 1
+		if seq > p.hw+1 && !contiguous {
 			if err := q.replay(context.Background(), p, p.hw+1, seq); err != nil {
 				p.mu.Unlock()
 				q.log.Warn("catching up", "partition", p.id, "err", err)
@@ -802,7 +878,6 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 				return
 			}
 		}
-		p.caughtUp = true
 		seen, err := p.seen.TestAndAddKey(urlnorm.Key(e.URL))
 		if err != nil {
 			p.mu.Unlock()
@@ -817,22 +892,33 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	} else {
 		_, primary = p.open[seq]
 	}
+	p.judgedPin, p.judgedDseq = pin, dseq
 	if primary && md.NumDelivered > uint64(q.cfg.MaxAttempts+DefaultExtraDeliveries) {
+		// The backstop for a URL that keeps killing the nodes that
+		// fetch it: attempts themselves are counted in Done.
 		delete(p.open, seq)
 		primary = false
 		q.counters.given.Add(1)
 		q.log.Warn("giving up a URL after too many deliveries", "url", e.URL, "deliveries", md.NumDelivered)
 	} else if !primary {
 		q.counters.dropped.Add(1)
+		q.log.Debug("dropping a repeated URL", "partition", p.id, "url", e.URL, "seq", seq, "hw", p.hw,
+			"deliveries", md.NumDelivered)
 	}
-	holdUntil := p.holdUntil
 	p.mu.Unlock()
 	if !primary {
 		_ = m.Ack()
 		return
 	}
 
+	entry := frontier.Entry{URL: e.URL, Host: e.Host, Depth: e.Depth, Priority: e.Priority, Meta: e.Meta}
 	q.mu.Lock()
+	if !p.owned || p.gen != gen {
+		// Released while this message was judged.
+		q.mu.Unlock()
+		_ = m.Nak()
+		return
+	}
 	if h := q.held[e.URL]; h != nil {
 		// A redelivery of a message this node holds (an InProgress came
 		// late): keep the newer handle.
@@ -840,18 +926,29 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		q.mu.Unlock()
 		return
 	}
-	q.held[e.URL] = &heldMsg{msg: m, part: p, gen: gen, seq: seq, tries: md.NumDelivered}
-	q.mu.Unlock()
-	entry := frontier.Entry{URL: e.URL, Host: e.Host, Depth: e.Depth, Priority: e.Priority, Meta: e.Meta}
-	if now := q.now(); holdUntil.After(now) {
-		entry.NotBefore = holdUntil
+	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered}
+	q.held[e.URL] = h
+	p.nheld++
+	if now := q.now(); p.fetchFrom.After(now) {
+		entry.NotBefore = p.fetchFrom
 	}
+	q.mu.Unlock()
 	if err := q.front.Add(entry); err != nil {
 		q.mu.Lock()
-		delete(q.held, e.URL)
+		if q.held[e.URL] == h {
+			q.unholdLocked(h)
+		}
 		q.mu.Unlock()
 		q.log.Warn("queueing locally", "url", e.URL, "err", err)
 		_ = m.NakWithDelay(time.Second)
+	}
+}
+
+// unholdLocked forgets a held message. It requires q.mu held.
+func (q *Queue) unholdLocked(h *heldMsg) {
+	if q.held[h.entry.URL] == h {
+		delete(q.held, h.entry.URL)
+		h.part.nheld--
 	}
 }
 
@@ -860,12 +957,12 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 func (q *Queue) abandon() {
 	q.mu.Lock()
 	msgs := make([]jetstream.Msg, 0, len(q.held))
-	for u, h := range q.held {
+	for _, h := range q.held {
 		msgs = append(msgs, h.msg)
 		if h.leased {
 			h.part.leased--
 		}
-		delete(q.held, u)
+		q.unholdLocked(h)
 	}
 	q.mu.Unlock()
 	for _, m := range msgs {

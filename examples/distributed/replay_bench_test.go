@@ -43,7 +43,7 @@ func BenchmarkSeenSetRebuild(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	stream, _, err := setup(ctx, js, cfg)
+	stream, _, _, err := setup(ctx, js, cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
