@@ -41,7 +41,12 @@
 // key, each with its own lock and its own stages. A URL already present is
 // answered without taking the lock (bits only ever go from 0 to 1), so the
 // common case in a crawl, a link to a page already seen, scales across
-// cores; a new URL takes its shard's lock.
+// cores. For a new URL the words holding its bits are loaded first, without
+// the lock, so that their cache misses overlap; the shard's lock is then
+// held only to recheck those words and set the bits still missing, which
+// is what makes the answer exact (every adder of a key sets its bits under
+// the same lock, after that recheck). The lock and the counters of a shard
+// are on a cache line of their own, apart from everything lookups read.
 //
 // # Snapshots
 //
@@ -149,26 +154,41 @@ type stageParams struct {
 	k        uint32  // hash functions
 }
 
+// cacheLine is the coherence unit the shard layout is padded to (64 bytes
+// on the CPUs crawlkit runs on; a larger line only costs some sharing).
+const cacheLine = 64
+
 // shard is one lock's worth of the set. Readers that only need a "seen"
 // answer check the bits without the lock: bits only ever go from 0 to 1,
 // so if all of a key's bits are set, the locked path would say the same.
 // Bits are therefore read with atomic loads and set with atomic ORs (plain
 // moves and one locked OR on amd64), and the stage list is replaced, never
 // modified, when the shard grows.
+//
+// The fields every lookup reads (the stage list) and the fields every new
+// key writes (the lock and the counters) are on separate cache lines, so
+// that inserting on one core does not evict the stage list from the caches
+// of the cores that are only looking keys up.
 type shard struct {
-	mu     sync.Mutex
 	stages atomic.Pointer[[]*stage] // immutable list, replaced under mu
-	count  atomic.Uint64            // keys recorded as new; written under mu
-	_      [64 - 8 - 8 - 8]byte     // keep neighbouring locks on separate cache lines
+	_      [cacheLine - 8]byte
+
+	mu    sync.Mutex
+	count atomic.Uint64 // keys recorded as new; written under mu
+	fill  uint64        // keys added to the newest stage; guarded by mu
+	_     [cacheLine - 8 - 8 - 8]byte
 }
 
 func (sh *shard) list() []*stage { return *sh.stages.Load() }
 
+// stage is one filter of a shard. Its fields are read by every lookup and
+// written only when the stage is created or sealed, so they stay in every
+// core's cache; the count of the newest stage is kept in its shard (fill).
 type stage struct {
 	words []uint64 // the bits of a bits-and-blooms bit set
 	m     uint64
 	k     uint32
-	count uint64 // keys added to this stage; guarded by the shard lock
+	count uint64 // keys added, once the stage is sealed (no longer the newest); guarded by the shard lock
 	limit uint64
 }
 
@@ -301,20 +321,57 @@ func (st *stage) contains(h1, h2, seed uint64) bool {
 	return true
 }
 
-// testAndAdd sets the key's bits and reports whether all were already set.
-// The caller holds the shard lock; lock-free readers may run concurrently.
-func (st *stage) testAndAdd(h1, h2, seed uint64) bool {
-	present := true
+// probe holds a key's bit positions in one stage: probe i is bit bit[i]
+// of word idx[i].
+type probe struct {
+	idx [maxHashes]uint64
+	bit [maxHashes]uint64
+}
+
+// load computes the key's positions in the stage and returns the set of
+// probes (bit i for probe i) whose bit is not set. It loads all k words
+// before looking at any of them, so their cache misses overlap instead of
+// following one another.
+func (p *probe) load(st *stage, h1, h2, seed uint64) (missing uint64) {
 	w := st.words
 	for i := uint32(0); i < st.k; i++ {
 		l := location(h1, h2, seed, i, st.m)
-		bit := uint64(1) << (l & 63)
-		if atomic.LoadUint64(&w[l>>6])&bit == 0 {
-			present = false
-			atomic.OrUint64(&w[l>>6], bit)
+		p.idx[i], p.bit[i] = l>>6, uint64(1)<<(l&63)
+	}
+	for i := uint32(0); i < st.k; i++ {
+		if atomic.LoadUint64(&w[p.idx[i]])&p.bit[i] == 0 {
+			missing |= 1 << i
 		}
 	}
-	return present
+	return missing
+}
+
+// recheck returns the probes of missing whose bit is still not set.
+func (p *probe) recheck(st *stage, missing uint64) uint64 {
+	for m := missing; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		if atomic.LoadUint64(&st.words[p.idx[i]])&p.bit[i] != 0 {
+			missing &^= 1 << i
+		}
+	}
+	return missing
+}
+
+// set sets the bits of the probes in missing.
+func (p *probe) set(st *stage, missing uint64) {
+	for m := missing; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		atomic.OrUint64(&st.words[p.idx[i]], p.bit[i])
+	}
+}
+
+// testAndAdd sets the key's bits and reports whether all were already set.
+// The caller holds the shard lock; lock-free readers may run concurrently.
+func (st *stage) testAndAdd(h1, h2, seed uint64) bool {
+	var p probe
+	missing := p.load(st, h1, h2, seed)
+	p.set(st, missing)
+	return missing == 0
 }
 
 // filterContains reports whether the key is in some stage of the shard.
@@ -340,15 +397,80 @@ func (s *Set) filterTestAndAdd(sh *shard, h1, h2 uint64) (maybe bool) {
 			return true
 		}
 	}
-	st := stages[last]
-	if st.testAndAdd(h1, h2, stageSeed(last)) {
+	if stages[last].testAndAdd(h1, h2, stageSeed(last)) {
 		return true
 	}
-	st.count++
-	if st.count >= st.limit && last+1 < len(s.params) {
+	s.added(sh, stages)
+	return false
+}
+
+// added records that a key was added to the newest stage of stages, the
+// shard's current list, sealing that stage and adding the next when it is
+// full. The caller holds sh.mu.
+func (s *Set) added(sh *shard, stages []*stage) {
+	sh.fill++
+	last := len(stages) - 1
+	if st := stages[last]; sh.fill >= st.limit && last+1 < len(s.params) {
+		st.count = sh.fill
+		sh.fill = 0
 		grown := append(stages[:len(stages):len(stages)], s.newStage(last+1))
 		sh.stages.Store(&grown)
 	}
+}
+
+// testAndAddNoStore is TestAndAddKey without a store. A key found in some
+// stage is answered without the lock. Otherwise all of its words in the
+// newest stage have just been loaded (their misses overlapped), and
+// addMissing finishes the insertion under the shard lock.
+func (s *Set) testAndAddNoStore(sh *shard, h1, h2 uint64) bool {
+	stages := sh.list()
+	last := len(stages) - 1
+	for j := 0; j < last; j++ {
+		if stages[j].contains(h1, h2, stageSeed(j)) {
+			return true
+		}
+	}
+	var p probe
+	missing := p.load(stages[last], h1, h2, stageSeed(last))
+	if missing == 0 {
+		return true // the common case in a crawl: no lock, no writes
+	}
+	return s.addMissing(sh, stages, &p, missing, h1, h2)
+}
+
+// addMissing is the locked half of testAndAddNoStore: stages is the list
+// the lock-free half read, p the key's probes in its newest stage and
+// missing those whose bit was not set. It rechecks them under the shard
+// lock, now from cache, and sets those still missing.
+//
+// Atomicity: every adder of a key that sets one of its bits does so here,
+// holding the lock of the key's shard, after rechecking under that lock.
+// So the first adder to get here finds bits missing (or the key is a false
+// positive), sets all of them and reports new, and every later adder
+// either finds all the bits set before taking the lock, or finds them set
+// in its recheck, or, if the shard grew in between, finds the key in the
+// full locked check of filterTestAndAdd; none reports new. The recheck
+// reads the newest stage of stages, which is still the newest stage of the
+// shard when the list length is unchanged (lists only grow, by appending).
+func (s *Set) addMissing(sh *shard, stages []*stage, p *probe, missing, h1, h2 uint64) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(sh.list()) != len(stages) {
+		// The shard grew since stages was read: the key may have
+		// gone into the stage that was added. Start over, locked.
+		seen := s.filterTestAndAdd(sh, h1, h2)
+		if !seen {
+			sh.count.Add(1)
+		}
+		return seen
+	}
+	st := stages[len(stages)-1]
+	if missing = p.recheck(st, missing); missing == 0 {
+		return true
+	}
+	p.set(st, missing)
+	s.added(sh, stages)
+	sh.count.Add(1)
 	return false
 }
 
@@ -379,18 +501,11 @@ func (s *Set) TestAndAdd(url string) (seen bool, err error) {
 func (s *Set) TestAndAddKey(key uint64) (seen bool, err error) {
 	h1, h2 := hashes(key)
 	sh := s.shardOf(h1, h2)
-	if s.opts.Store == nil && filterContains(sh, h1, h2) {
-		return true, nil // the common case in a crawl: no lock, no writes
+	if s.opts.Store == nil {
+		return s.testAndAddNoStore(sh, h1, h2), nil
 	}
 	sh.mu.Lock()
 	maybe := s.filterTestAndAdd(sh, h1, h2)
-	if s.opts.Store == nil {
-		if !maybe {
-			sh.count.Add(1)
-		}
-		sh.mu.Unlock()
-		return maybe, nil
-	}
 	// The shard lock is held across the store calls so that the
 	// check-then-add below is atomic for this key.
 	defer sh.mu.Unlock()

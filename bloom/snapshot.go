@@ -64,9 +64,13 @@ func (s *Set) WriteTo(w io.Writer) (int64, error) {
 		sh.mu.Lock()
 		copies = copies[:0]
 		count := sh.count.Load()
-		for _, st := range sh.list() {
+		stages := sh.list()
+		for j, st := range stages {
 			c := *st
 			c.words = append([]uint64(nil), st.words...)
+			if j == len(stages)-1 {
+				c.count = sh.fill // the newest stage's count is kept in its shard
+			}
 			copies = append(copies, c)
 		}
 		sh.mu.Unlock()
@@ -170,6 +174,8 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 			}
 			stages = append(stages, &stage{words: words, m: m, k: k, count: c, limit: sp.limit})
 		}
+		last := stages[len(stages)-1]
+		s.shards[i].fill, last.count = last.count, 0
 		s.shards[i].stages.Store(&stages)
 		s.shards[i].count.Store(count)
 	}
