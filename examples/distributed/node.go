@@ -295,9 +295,17 @@ const SetupTimeout = 5 * time.Minute
 func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying func(what string, err error)) (jetstream.Stream, []jetstream.Consumer, jetstream.KeyValue, error) {
 	nm := namesFor(cfg.CrawlID)
 	try := func(what string, f func(ctx context.Context) error) error { return retry(ctx, what, retrying, f) }
+	// An existing stream and bucket are used as they are: updating them
+	// (every node would, at start) races in nats-server 2.15.2 with the
+	// consumers another node creates meanwhile (fileStore.UpdateConfig
+	// writes the config that ConsumerStore reads unlocked; seen by -race
+	// in TestKillNode, whose server is in the test process).
 	var stream jetstream.Stream
 	err := try("stream "+nm.stream, func(ctx context.Context) (err error) {
-		stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		if stream, err = js.Stream(ctx, nm.stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
+		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:        nm.stream,
 			Description: "crawlkit URL log of crawl " + cfg.CrawlID,
 			Subjects:    []string{nm.subjects()},
@@ -335,7 +343,10 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying fun
 	}
 	var kv jetstream.KeyValue
 	err = try("bucket "+nm.members, func(ctx context.Context) (err error) {
-		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		if kv, err = js.KeyValue(ctx, nm.members); !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:   nm.members,
 			TTL:      cfg.MemberTTL,
 			History:  1,
