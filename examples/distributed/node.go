@@ -178,6 +178,7 @@ func (n *Node) Run(ctx context.Context) error {
 
 	// Graceful leave: the Crawler has settled or abandoned its leases.
 	// Hand every partition back, then leave the membership.
+	cfg.Logger.Info("crawler stopped; leaving", "err", runErr)
 	stopBG()
 	wg.Wait()
 	<-rebalanced
