@@ -6,132 +6,105 @@ import (
 	"testing"
 )
 
-// staleProbe is the state the lock-free half of TestAndAddKey leaves for
-// addMissing: the stage list it read and the key's missing probes in the
-// newest stage of that list.
-type staleProbe struct {
-	key     uint64
-	h1, h2  uint64
-	sh      *shard
-	stages  []*stage
-	p       probe
-	missing uint64
+// The first two tests replay, one step at a time, the interleavings the
+// locked half of TestAndAddKey must handle: the lock-free check has found
+// the key absent, and before the lock is taken another adder of the same
+// key runs, or the shard grows.
+
+// lockedHalf runs the locked half for key, as after a lock-free check that
+// found it absent.
+func lockedHalf(s *Set, key uint64) (seen bool) {
+	h1, h2 := hashes(key)
+	return s.lockedTestAndAdd(s.shardOf(h1, h2), h1, h2)
 }
 
-func takeProbe(t *testing.T, s *Set, key uint64) *staleProbe {
-	t.Helper()
-	sp := &staleProbe{key: key}
-	sp.h1, sp.h2 = hashes(key)
-	sp.sh = s.shardOf(sp.h1, sp.h2)
-	sp.stages = sp.sh.list()
-	last := len(sp.stages) - 1
-	sp.missing = sp.p.load(sp.stages[last], sp.h1, sp.h2, stageSeed(last))
-	if sp.missing == 0 {
-		t.Fatalf("key %d: all bits already set; pick a key the filter does not hold", key)
-	}
-	return sp
-}
-
-// finish runs the locked half with the (possibly stale) probe.
-func (sp *staleProbe) finish(s *Set) (seen bool) {
-	return s.addMissing(sp.sh, sp.stages, &sp.p, sp.missing, sp.h1, sp.h2)
-}
-
-// The tests below replay, one step at a time, the interleavings the
-// atomicity argument of addMissing covers: another adder of the same key
-// (or the shard's growth) runs between the lock-free probe and the lock.
-
-func TestAddMissingRechecksUnderLock(t *testing.T) {
+func TestLockedHalfRechecks(t *testing.T) {
 	s := mustNew(t, Options{Expected: 1000})
 	const k = 7
-	sp := takeProbe(t, s, k)
-	// Another goroutine adds the same key between the probe and the lock.
+	if ok, _ := s.ContainsKey(k); ok {
+		t.Fatal("empty set contains a key")
+	}
+	// The lock-free check has found k absent; another adder adds it.
 	if seen, _ := s.TestAndAddKey(k); seen {
 		t.Fatal("first add reported seen")
 	}
-	if !sp.finish(s) {
-		t.Fatal("the stale adder was told new after the key was added: two adders told new")
+	if !lockedHalf(s, k) {
+		t.Fatal("the late adder was told new after the key was added: two adders told new")
 	}
 	if s.Len() != 1 {
 		t.Fatalf("Len = %d, want 1", s.Len())
 	}
-
-	// Without the other adder, the stale probe is the first: it is told
-	// new and the key is recorded.
-	sp = takeProbe(t, s, k+1)
-	if sp.finish(s) {
+	// No other adder: the locked half records the key.
+	if lockedHalf(s, k+1) {
 		t.Fatal("sole adder told seen")
 	}
 	if ok, _ := s.ContainsKey(k + 1); !ok || s.Len() != 2 {
 		t.Fatalf("after the sole add: contained %v, Len %d", ok, s.Len())
 	}
-	if seen, _ := s.TestAndAddKey(k + 1); !seen {
-		t.Fatal("second add of the same key told new")
-	}
 }
 
-func TestAddMissingAfterGrowth(t *testing.T) {
+func TestLockedHalfAfterGrowth(t *testing.T) {
 	// One shard: Expected below minKeysPerShard.
 	s := mustNew(t, Options{Expected: 1000})
-	// Probes of candidate keys, taken while the shard has one stage.
-	var cands []*staleProbe
+	sh := &s.shards[0]
+	// Keys the lock-free check finds absent while the shard has one stage.
+	var cands []uint64
 	for k := uint64(1 << 40); len(cands) < 64; k++ {
-		if ok, _ := s.ContainsKey(k); !ok {
-			cands = append(cands, takeProbe(t, s, k))
-		}
+		cands = append(cands, k)
 	}
 	// Other keys fill the stage until the shard grows.
-	for i := uint64(0); len(s.shards[0].list()) == 1; i++ {
+	for i := uint64(0); len(sh.list()) == 1; i++ {
 		s.TestAndAddKey(i)
 	}
-	var fresh []*staleProbe
-	for _, sp := range cands {
-		if ok, _ := s.ContainsKey(sp.key); !ok {
-			fresh = append(fresh, sp)
+	if sealed := sh.list()[0]; sealed.count != sealed.limit || sh.fill != 0 {
+		t.Fatalf("after growth: sealed stage holds %d keys (limit %d), fill %d", sealed.count, sealed.limit, sh.fill)
+	}
+	var fresh []uint64
+	for _, k := range cands {
+		if ok, _ := s.ContainsKey(k); !ok {
+			fresh = append(fresh, k)
 		}
 	}
 	if len(fresh) < 2 {
 		t.Fatalf("only %d of %d candidate keys are still absent", len(fresh), len(cands))
 	}
 
-	// The same key was added (into the new stage) between the probe and
-	// the lock: the stale adder must find it there.
+	// The same key was added, into the new stage, between the check and
+	// the lock.
 	a := fresh[0]
-	if seen, _ := s.TestAndAddKey(a.key); seen {
+	if seen, _ := s.TestAndAddKey(a); seen {
 		t.Fatal("first add after growth reported seen")
 	}
 	n := s.Len()
-	if !a.finish(s) {
-		t.Fatal("stale adder told new although the key went into the grown stage")
+	if !lockedHalf(s, a) {
+		t.Fatal("late adder told new although the key went into the grown stage")
 	}
 	if s.Len() != n {
 		t.Fatalf("Len moved from %d to %d on a seen key", n, s.Len())
 	}
 
-	// No other adder: the stale adder must add the key to the newest
-	// stage, not to the sealed one its probe was computed for.
+	// No other adder: the key goes into the newest stage, not the sealed one.
 	b := fresh[1]
-	if b.finish(s) {
+	if lockedHalf(s, b) {
 		t.Fatal("sole adder told seen after growth")
 	}
-	stages := s.shards[0].list()
+	h1, h2 := hashes(b)
+	stages := sh.list()
 	last := len(stages) - 1
-	if !stages[last].contains(b.h1, b.h2, stageSeed(last)) {
-		t.Fatal("key not in the newest stage")
+	if !stages[last].contains(h1, h2, stageSeed(last)) || stages[0].contains(h1, h2, stageSeed(0)) {
+		t.Fatal("key not in the newest stage only")
 	}
-	if stages[0].contains(b.h1, b.h2, stageSeed(0)) {
-		t.Fatal("key's bits were set in the sealed stage")
-	}
-	if s.Len() != n+1 {
-		t.Fatalf("Len = %d, want %d", s.Len(), n+1)
+	if s.Len() != n+1 || sh.fill != 2 {
+		t.Fatalf("Len = %d (want %d), fill = %d (want 2)", s.Len(), n+1, sh.fill)
 	}
 }
 
 // TestSameKeysInLockstep has every goroutine add the same keys in the same
 // order, so most keys have several adders at once, in a set small enough
-// to grow many times meanwhile. Exactly one adder per key may be told new
-// (none if the key is a false positive), no key is lost, and Len counts
-// the winners.
+// to grow many times meanwhile. At most one adder per key may be told new
+// (none if the key is a false positive), no key is lost, Len counts the
+// winners, and the stage counts (kept in the shard for the newest stage)
+// add up to Len with every sealed stage exactly at its limit.
 func TestSameKeysInLockstep(t *testing.T) {
 	const n, goroutines = 30_000, 6
 	s := mustNew(t, Options{Expected: 500, FalsePositiveRate: 0.01})
@@ -166,7 +139,19 @@ func TestSameKeysInLockstep(t *testing.T) {
 	if uint64(total) != s.Len() {
 		t.Fatalf("%d adders told new, Len %d", total, s.Len())
 	}
-	if st := s.Stats(); st.Stages < 5 || total < n*98/100 {
-		t.Fatalf("%d stages, %d of %d keys new", st.Stages, total, n)
+	sh := &s.shards[0]
+	stages := sh.list()
+	sum := sh.fill
+	for _, st := range stages[:len(stages)-1] {
+		if st.count != st.limit {
+			t.Errorf("sealed stage holds %d keys, limit %d", st.count, st.limit)
+		}
+		sum += st.count
+	}
+	if sum != s.Len() {
+		t.Errorf("stage counts add up to %d, Len %d", sum, s.Len())
+	}
+	if len(stages) < 5 || total < n*98/100 {
+		t.Fatalf("%d stages, %d of %d keys new", len(stages), total, n)
 	}
 }

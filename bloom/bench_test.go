@@ -121,6 +121,9 @@ func BenchmarkTestAndAdd(b *testing.B) {
 	// runNewKeys for how both rows start from the same state.
 	b.Run("crawlkit-new-key", func(b *testing.B) { runNewKeys(b, 1) })
 	b.Run("crawlkit-new-key-parallel", func(b *testing.B) { runNewKeys(b, runtime.GOMAXPROCS(0)) })
+	// Lookups of keys already present while another goroutine inserts new
+	// keys, as in a crawl: the lookups share shards with the insertions.
+	b.Run("crawlkit-seen-key-while-inserting", runLookupsDuringInserts)
 	// Controls: pure computation, one goroutine and parallel, showing how
 	// much parallelism the machine actually gave this run.
 	var sink atomic.Uint64
@@ -231,4 +234,38 @@ func runNewKeys(b *testing.B, workers int) {
 		b.StopTimer()
 		done += n
 	}
+}
+
+// runLookupsDuringInserts times b.N lookups of keys present in the set,
+// made by one goroutine while another inserts new keys into the same set,
+// in rounds as runNewKeys. The insertions are not timed; their number per
+// lookup is reported. The inserter stops at newKeyRound keys, so that the
+// set does not grow.
+func runLookupsDuringInserts(b *testing.B) {
+	b.StopTimer()
+	base := newKeyBase()
+	var inserted int64
+	for done := 0; done < b.N; {
+		n := min(b.N-done, newKeyRound)
+		set := cloneSet(base)
+		runtime.GC()
+		var stop atomic.Bool
+		ins := make(chan int64)
+		go func() {
+			i := uint64(0)
+			for ; !stop.Load() && i < newKeyRound; i++ {
+				set.TestAndAddKey(i)
+			}
+			ins <- int64(i)
+		}()
+		b.StartTimer()
+		for i := 0; i < n; i++ {
+			set.TestAndAddKey(1<<62 + fmix64(uint64(i))%newKeyPrefill)
+		}
+		b.StopTimer()
+		stop.Store(true)
+		inserted += <-ins
+		done += n
+	}
+	b.ReportMetric(float64(inserted)/float64(b.N), "inserts/op")
 }

@@ -41,12 +41,12 @@
 // key, each with its own lock and its own stages. A URL already present is
 // answered without taking the lock (bits only ever go from 0 to 1), so the
 // common case in a crawl, a link to a page already seen, scales across
-// cores. For a new URL the words holding its bits are loaded first, without
-// the lock, so that their cache misses overlap; the shard's lock is then
-// held only to recheck those words and set the bits still missing, which
-// is what makes the answer exact (every adder of a key sets its bits under
-// the same lock, after that recheck). The lock and the counters of a shard
-// are on a cache line of their own, apart from everything lookups read.
+// cores. A new URL takes its shard's lock, checks again and sets its bits.
+// The lock and the counters a new URL updates are on a cache line of their
+// own, apart from the stage list and stage headers every lookup reads, so
+// insertions on one core do not evict those from the other cores' caches.
+// New URLs scale less well than lookups: each sets about k bits in k
+// cache lines that other cores may be writing too (see BENCHMARKS.md).
 //
 // # Snapshots
 //
@@ -321,57 +321,20 @@ func (st *stage) contains(h1, h2, seed uint64) bool {
 	return true
 }
 
-// probe holds a key's bit positions in one stage: probe i is bit bit[i]
-// of word idx[i].
-type probe struct {
-	idx [maxHashes]uint64
-	bit [maxHashes]uint64
-}
-
-// load computes the key's positions in the stage and returns the set of
-// probes (bit i for probe i) whose bit is not set. It loads all k words
-// before looking at any of them, so their cache misses overlap instead of
-// following one another.
-func (p *probe) load(st *stage, h1, h2, seed uint64) (missing uint64) {
-	w := st.words
-	for i := uint32(0); i < st.k; i++ {
-		l := location(h1, h2, seed, i, st.m)
-		p.idx[i], p.bit[i] = l>>6, uint64(1)<<(l&63)
-	}
-	for i := uint32(0); i < st.k; i++ {
-		if atomic.LoadUint64(&w[p.idx[i]])&p.bit[i] == 0 {
-			missing |= 1 << i
-		}
-	}
-	return missing
-}
-
-// recheck returns the probes of missing whose bit is still not set.
-func (p *probe) recheck(st *stage, missing uint64) uint64 {
-	for m := missing; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		if atomic.LoadUint64(&st.words[p.idx[i]])&p.bit[i] != 0 {
-			missing &^= 1 << i
-		}
-	}
-	return missing
-}
-
-// set sets the bits of the probes in missing.
-func (p *probe) set(st *stage, missing uint64) {
-	for m := missing; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		atomic.OrUint64(&st.words[p.idx[i]], p.bit[i])
-	}
-}
-
 // testAndAdd sets the key's bits and reports whether all were already set.
 // The caller holds the shard lock; lock-free readers may run concurrently.
 func (st *stage) testAndAdd(h1, h2, seed uint64) bool {
-	var p probe
-	missing := p.load(st, h1, h2, seed)
-	p.set(st, missing)
-	return missing == 0
+	present := true
+	w := st.words
+	for i := uint32(0); i < st.k; i++ {
+		l := location(h1, h2, seed, i, st.m)
+		bit := uint64(1) << (l & 63)
+		if atomic.LoadUint64(&w[l>>6])&bit == 0 {
+			present = false
+			atomic.OrUint64(&w[l>>6], bit)
+		}
+	}
+	return present
 }
 
 // filterContains reports whether the key is in some stage of the shard.
@@ -419,59 +382,28 @@ func (s *Set) added(sh *shard, stages []*stage) {
 }
 
 // testAndAddNoStore is TestAndAddKey without a store. A key found in some
-// stage is answered without the lock. Otherwise all of its words in the
-// newest stage have just been loaded (their misses overlapped), and
-// addMissing finishes the insertion under the shard lock.
+// stage is answered without the lock; otherwise lockedTestAndAdd decides.
 func (s *Set) testAndAddNoStore(sh *shard, h1, h2 uint64) bool {
-	stages := sh.list()
-	last := len(stages) - 1
-	for j := 0; j < last; j++ {
-		if stages[j].contains(h1, h2, stageSeed(j)) {
-			return true
-		}
-	}
-	var p probe
-	missing := p.load(stages[last], h1, h2, stageSeed(last))
-	if missing == 0 {
+	if filterContains(sh, h1, h2) {
 		return true // the common case in a crawl: no lock, no writes
 	}
-	return s.addMissing(sh, stages, &p, missing, h1, h2)
+	return s.lockedTestAndAdd(sh, h1, h2)
 }
 
-// addMissing is the locked half of testAndAddNoStore: stages is the list
-// the lock-free half read, p the key's probes in its newest stage and
-// missing those whose bit was not set. It rechecks them under the shard
-// lock, now from cache, and sets those still missing.
-//
-// Atomicity: every adder of a key that sets one of its bits does so here,
-// holding the lock of the key's shard, after rechecking under that lock.
-// So the first adder to get here finds bits missing (or the key is a false
-// positive), sets all of them and reports new, and every later adder
-// either finds all the bits set before taking the lock, or finds them set
-// in its recheck, or, if the shard grew in between, finds the key in the
-// full locked check of filterTestAndAdd; none reports new. The recheck
-// reads the newest stage of stages, which is still the newest stage of the
-// shard when the list length is unchanged (lists only grow, by appending).
-func (s *Set) addMissing(sh *shard, stages []*stage, p *probe, missing, h1, h2 uint64) bool {
+// lockedTestAndAdd is the locked half of testAndAddNoStore. It does not
+// rely on the lock-free check that preceded it: between that check and the
+// lock, another adder of the same key may have added it, or the shard may
+// have grown, so the check is redone in full under the lock. Every adder of
+// a key sets its bits here (or in the store path), under the lock of the
+// key's shard, so the first to take the lock is the only one told new.
+func (s *Set) lockedTestAndAdd(sh *shard, h1, h2 uint64) bool {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if len(sh.list()) != len(stages) {
-		// The shard grew since stages was read: the key may have
-		// gone into the stage that was added. Start over, locked.
-		seen := s.filterTestAndAdd(sh, h1, h2)
-		if !seen {
-			sh.count.Add(1)
-		}
-		return seen
+	seen := s.filterTestAndAdd(sh, h1, h2)
+	if !seen {
+		sh.count.Add(1)
 	}
-	st := stages[len(stages)-1]
-	if missing = p.recheck(st, missing); missing == 0 {
-		return true
-	}
-	p.set(st, missing)
-	s.added(sh, stages)
-	sh.count.Add(1)
-	return false
+	sh.mu.Unlock()
+	return seen
 }
 
 func (s *Set) addToFilter(key uint64) {
