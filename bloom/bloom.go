@@ -44,7 +44,7 @@
 // cores. A new URL takes its shard's lock, checks again and sets its bits.
 // The lock and the counters a new URL updates are on a cache line of their
 // own, apart from the stage list and stage headers every lookup reads, so
-// insertions on one core do not evict those from the other cores' caches.
+// insertions on one core do not invalidate those in the other cores' caches.
 // New URLs scale less well than lookups: each sets about k bits in k
 // cache lines that other cores may be writing too (see BENCHMARKS.md).
 //
@@ -154,8 +154,9 @@ type stageParams struct {
 	k        uint32  // hash functions
 }
 
-// cacheLine is the coherence unit the shard layout is padded to (64 bytes
-// on the CPUs crawlkit runs on; a larger line only costs some sharing).
+// cacheLine is the coherence unit the shard layout is padded to: 64 bytes
+// on amd64 and most arm64 cores (where lines are larger, neighbouring
+// fields share a line again, which costs speed, not correctness).
 const cacheLine = 64
 
 // shard is one lock's worth of the set. Readers that only need a "seen"
@@ -167,8 +168,8 @@ const cacheLine = 64
 //
 // The fields every lookup reads (the stage list) and the fields every new
 // key writes (the lock and the counters) are on separate cache lines, so
-// that inserting on one core does not evict the stage list from the caches
-// of the cores that are only looking keys up.
+// that inserting on one core does not invalidate the stage list in the
+// caches of the cores that are only looking keys up.
 type shard struct {
 	stages atomic.Pointer[[]*stage] // immutable list, replaced under mu
 	_      [cacheLine - 8]byte
