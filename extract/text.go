@@ -100,27 +100,6 @@ func (t *textBuf) addAll(p []byte) {
 	}
 	out := t.b[:n+len(p)+1]
 	pending := t.pending
-	if len(p) < 32 {
-		// Short text (link labels, table cells): byte by byte is cheaper
-		// than finding runs to move.
-		for _, c := range p {
-			if spaceTable[c] {
-				if n > 0 {
-					pending = true
-				}
-				continue
-			}
-			if pending {
-				out[n] = ' '
-				n++
-				pending = false
-			}
-			out[n] = c
-			n++
-		}
-		t.b, t.pending = out[:n], pending
-		return
-	}
 	for len(p) > 0 {
 		c := p[0]
 		if spaceTable[c] {
