@@ -198,7 +198,9 @@ type Config struct {
 	// (frontier.FixedInterval, frontier.Adaptive); Run then never drains
 	// and returns when ctx is done or MaxPages is reached.
 	Recrawl frontier.Schedule
-	// Trap configures spider-trap detection.
+	// Trap configures spider-trap detection. The Crawler judges each URL
+	// once (its seen set answers the rest), so it always sets
+	// DistinctCandidates: the detector keeps counts, not a key per URL.
 	Trap trap.Config
 	// Render, if set, renders the pages whose links need JavaScript in a
 	// headless browser and follows the rendered DOM's links (see

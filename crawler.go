@@ -98,6 +98,9 @@ type Crawler struct {
 	busy         atomic.Int64
 	wake         chan struct{}
 
+	// The URLs of indexed pages, by fingerprint id, so that a duplicate
+	// can name its original: on disk with a DataDir, else a bounded map.
+	names   *pebble.NameStore
 	dupMu   sync.Mutex
 	dupURLs map[uint64]string
 
@@ -245,6 +248,7 @@ func (cr *Crawler) open() error {
 			fpStore = db.FingerprintStore()
 		}
 		cr.seenStore = db.SeenStore()
+		cr.names = db.NameStore()
 	}
 
 	guardAllow := cfg.AllowPrivate
@@ -350,7 +354,11 @@ func (cr *Crawler) open() error {
 			return fmt.Errorf("crawlkit: fingerprint index: %w", err)
 		}
 	}
-	cr.traps = trap.New(cfg.Trap)
+	// Only URLs the seen set has not admitted reach the detector, and each
+	// fetched page is reported once, so it need not remember URL keys.
+	tc := cfg.Trap
+	tc.DistinctCandidates = true
+	cr.traps = trap.New(tc)
 	return nil
 }
 
@@ -852,33 +860,60 @@ func (cr *Crawler) analyze(p *Page) (stopLinks bool) {
 				best = m
 			}
 		}
-		cr.dupMu.Lock()
-		p.DuplicateOf = cr.dupURLs[best.ID]
-		cr.dupMu.Unlock()
+		p.DuplicateOf = cr.nameOf(best.ID)
 		p.Distance = best.Distance
-		if p.DuplicateOf == "" {
-			p.DuplicateOf = "(forgotten)"
-		}
 		cr.stats.duplicates.Add(1)
 	} else {
 		id := urlnorm.Key(p.URL)
 		if err := cr.index.Add(p.Fingerprint, id); err != nil {
 			cr.cfg.Logger.Warn("fingerprint index", "err", err)
 		}
-		cr.dupMu.Lock()
-		if len(cr.dupURLs) >= maxDuplicateURLs {
-			for k := range cr.dupURLs { // drop an arbitrary entry
-				delete(cr.dupURLs, k)
-				break
-			}
-		}
-		cr.dupURLs[id] = p.URL
-		cr.dupMu.Unlock()
+		cr.rememberName(id, p.URL)
 	}
 	if v := cr.traps.Observe(p.URL, p.Fingerprint); v.Rejected() {
 		return true
 	}
 	return p.DuplicateOf != "" && cr.cfg.SkipDuplicateLinks
+}
+
+// rememberName records the URL of the page indexed under id.
+func (cr *Crawler) rememberName(id uint64, u string) {
+	if cr.names != nil {
+		if err := cr.names.Put(id, u); err != nil {
+			cr.cfg.Logger.Warn("page name store", "err", err)
+		}
+		return
+	}
+	cr.dupMu.Lock()
+	if len(cr.dupURLs) >= maxDuplicateURLs {
+		for k := range cr.dupURLs { // drop an arbitrary entry
+			delete(cr.dupURLs, k)
+			break
+		}
+	}
+	cr.dupURLs[id] = u
+	cr.dupMu.Unlock()
+}
+
+// nameOf returns the URL of the page indexed under id, or "(forgotten)"
+// when it is no longer known.
+func (cr *Crawler) nameOf(id uint64) string {
+	var name string
+	if cr.names != nil {
+		n, _, err := cr.names.Get(id)
+		if err != nil {
+			cr.cfg.Logger.Warn("page name store", "err", err)
+		}
+		name = n
+	} else {
+		cr.dupMu.Lock()
+		name = cr.dupURLs[id]
+		cr.dupMu.Unlock()
+	}
+	if name == "" {
+		return "(forgotten)"
+	}
+	return name
 }
 
 // extractPage fills p's links, text and metadata from its HTML body. Links

@@ -76,8 +76,15 @@ func crawlConfig(web *crawltest.Web, log *pageLog) crawlkit.Config {
 }
 
 // TestCrawlMatchesGroundTruth crawls a synthetic web and checks the crawl
-// against the web's ground truth and the server's own accounting.
+// against the web's ground truth and the server's own accounting, once with
+// the crawl state in memory and once in a data directory (where the
+// near-duplicate index and the duplicates' names live on disk).
 func TestCrawlMatchesGroundTruth(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { crawlMatchesGroundTruth(t, "") })
+	t.Run("datadir", func(t *testing.T) { crawlMatchesGroundTruth(t, t.TempDir()) })
+}
+
+func crawlMatchesGroundTruth(t *testing.T, dataDir string) {
 	hosts, pages, depth := 200, 50, 4
 	if testing.Short() {
 		hosts, pages = 40, 20
@@ -89,6 +96,7 @@ func TestCrawlMatchesGroundTruth(t *testing.T) {
 	var log pageLog
 	cfg := crawlConfig(web, &log)
 	cfg.MaxDepth = depth
+	cfg.DataDir = dataDir
 	c, err := crawlkit.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -46,9 +46,11 @@ type Page struct {
 
 	// Fingerprint is the SimHash of Text. DuplicateOf is the URL of an
 	// earlier page whose fingerprint is within Config.NearDuplicateBits
-	// (empty if none; "(forgotten)" when the crawl has fetched so many
-	// pages since that the bounded map of fingerprinted URLs no longer
-	// names it); Distance is that page's distance in bits.
+	// (empty if none). With a DataDir the URLs of fingerprinted pages are
+	// kept on disk; without one, in a bounded map, and DuplicateOf is
+	// "(forgotten)" when the crawl has fetched so many pages since that the
+	// map no longer names the original (or, with a DataDir, when a crash
+	// lost its name). Distance is that page's distance in bits.
 	Fingerprint uint64
 	DuplicateOf string
 	Distance    int

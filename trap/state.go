@@ -35,6 +35,7 @@ type hostState struct {
 	refused Verdict // domain-budget verdict, decided when the host is first seen
 
 	urls     map[uint64]struct{} // keys of accepted URLs (budgets count these)
+	accepted int                 // accepted URLs, counted instead with DistinctCandidates
 	patterns map[uint64]int32    // accepted URLs per budget pattern
 	params   map[uint64]*valueSet
 	steps    map[uint64]*valueSet
@@ -49,6 +50,10 @@ type hostState struct {
 	hostGroups  groups
 	stopped     string // reason the whole host was stopped, if it was
 }
+
+// acceptedURLs returns the number of URLs of the host counted against its
+// budgets.
+func (hs *hostState) acceptedURLs() int { return len(hs.urls) + hs.accepted }
 
 // volatile reports whether parameter name on the path hashed to path is
 // volatile: now (and then flagged), or flagged before. It requires that the
@@ -386,13 +391,23 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
 	}
 
 	b := hs.budgets
-	if b.Host >= 0 && len(hs.urls) >= b.Host {
+	if b.Host >= 0 && hs.acceptedURLs() >= b.Host {
 		return reject(RuleHostBudget, "host "+hs.name+" reached its budget of "+itoa(b.Host)+" URLs")
 	}
 	ph := patternHash(u)
 	count, tracked := hs.patterns[ph]
 	if b.Pattern >= 0 && int(count) >= b.Pattern {
 		return reject(RulePatternBudget, patternString(u)+" on "+hs.name+" reached its budget of "+itoa(b.Pattern)+" URLs")
+	}
+	if d.cfg.distinct {
+		hs.accepted++
+		if hs.patterns == nil {
+			hs.patterns = make(map[uint64]int32)
+		}
+		if tracked || len(hs.patterns) < maxPatternsPerHost {
+			hs.patterns[ph] = count + 1
+		}
+		return Verdict{}
 	}
 	if hs.urls == nil {
 		hs.urls = make(map[uint64]struct{})
@@ -605,15 +620,21 @@ func (d *Detector) observe(u *parsedURL, fp uint64) Verdict {
 		return hs.refused
 	}
 	cp := contentPatternHash(u)
-	key := urlKey(u)
-	if _, seen := hs.observed[key]; !seen && hs.stopped == "" {
-		if hs.observed == nil {
-			hs.observed = make(map[uint64]struct{})
-		}
-		if len(hs.observed) < maxObserved {
-			hs.observed[key] = struct{}{}
-		}
+	switch {
+	case hs.stopped != "":
+	case d.cfg.distinct:
 		d.countContent(hs, u, cp, fp)
+	default:
+		key := urlKey(u)
+		if _, seen := hs.observed[key]; !seen {
+			if hs.observed == nil {
+				hs.observed = make(map[uint64]struct{})
+			}
+			if len(hs.observed) < maxObserved {
+				hs.observed[key] = struct{}{}
+			}
+			d.countContent(hs, u, cp, fp)
+		}
 	}
 	if hs.stopped != "" {
 		return Verdict{Rule: RuleContentRepetition, Reason: hs.stopped}

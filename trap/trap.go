@@ -59,7 +59,10 @@
 // most the host's budget per host and Config.MaxTrackedURLs in all, oldest
 // hosts evicted first), so a URL linked from every page is counted once and
 // an accepted URL is accepted again when it is found again, unless content
-// repetition has since stopped its pattern.
+// repetition has since stopped its pattern. A caller that never judges a URL
+// twice (a crawler with its own seen set) sets Config.DistinctCandidates and
+// the detector keeps counts instead of keys: its memory is then bounded by
+// the host tables alone, whatever the number of URLs.
 //
 // A Detector is safe for concurrent use. It starts no goroutines and needs
 // no Close.
@@ -286,6 +289,16 @@ type Config struct {
 	// (default 2000000, about 32 MB); the least recently used hosts are
 	// forgotten first. A single host may exceed it up to its own budget.
 	MaxTrackedURLs int
+
+	// DistinctCandidates promises that the caller judges each URL at most
+	// once and reports each fetched URL to Observe at most once (it keeps a
+	// seen set of its own, as a crawler does). The detector then counts
+	// accepted URLs and content reports instead of remembering a key per
+	// URL, so its memory does not grow with the URLs judged; MaxTrackedURLs
+	// no longer applies. A URL judged twice anyway counts twice against
+	// the budgets, and a URL that is accepted once is not accepted again
+	// by memory of it: the rules are applied to it again.
+	DistinctCandidates bool
 }
 
 // Default values of Config fields.
@@ -332,6 +345,7 @@ type settings struct {
 	budgets                                           Budgets
 	contentRepeats, hostRepeats, contentDist          int
 	maxHosts, maxTrackedURLs                          int
+	distinct                                          bool
 	sessionParams                                     []string
 	trusted                                           map[string]Budgets
 }
@@ -361,6 +375,7 @@ func newSettings(c Config) settings {
 		contentDist:    pick(c.ContentDistance, DefaultContentDistance),
 		maxHosts:       pick(c.MaxHosts, DefaultMaxHosts),
 		maxTrackedURLs: pick(c.MaxTrackedURLs, DefaultMaxTrackedURLs),
+		distinct:       c.DistinctCandidates,
 	}
 	if s.maxHosts < 1 {
 		s.maxHosts = DefaultMaxHosts // state cannot be switched off, only bounded
