@@ -284,7 +284,10 @@ func (cr *Crawler) open() error {
 	if cr.fetcher, err = fetch.New(base); err != nil {
 		return fmt.Errorf("crawlkit: %w", err)
 	}
+	// Media and robots.txt fetches go over the page fetcher's connections:
+	// a host's robots.txt and its first page then share one connection.
 	media := base
+	media.ShareConns = cr.fetcher
 	media.MaxBodyBytes = cfg.MaxMediaBytes
 	media.Header = cfg.Header.Clone()
 	if cr.mediaFetcher, err = fetch.New(media); err != nil {
@@ -298,6 +301,7 @@ func (cr *Crawler) open() error {
 	// Retry-After recorded for the page fetches would only keep the
 	// frontier from settling the host's URLs.
 	rb := base
+	rb.ShareConns = cr.fetcher
 	rb.Check = nil
 	rb.Politeness = fetch.NewPoliteness(fetch.PolitenessConfig{Delay: cfg.Delay, MaxCrawlDelay: cfg.MaxCrawlDelay})
 	rb.MaxRedirects = -1
@@ -368,7 +372,8 @@ func (cr *Crawler) closeAll() error {
 	if cr.ownFront != nil {
 		errs = append(errs, cr.ownFront.Close())
 	}
-	for _, f := range []*fetch.Fetcher{cr.fetcher, cr.mediaFetcher, cr.robotsFetcher} {
+	// The fetchers sharing the page fetcher's connections close first.
+	for _, f := range []*fetch.Fetcher{cr.mediaFetcher, cr.robotsFetcher, cr.fetcher} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}

@@ -75,6 +75,18 @@ type Config struct {
 	// (GotConn) and closes it before the request is written, which only
 	// works for RoundTrippers that report connections.
 	Transport http.RoundTripper
+	// ShareConns, if set, makes this Fetcher send its requests over that
+	// Fetcher's connection pool instead of a pool of its own, so that, for
+	// example, a robots.txt fetch and the page fetches after it use one
+	// connection to the host instead of two. The connection settings are
+	// then the other Fetcher's: its transport, dialler, DNS cache, address
+	// guard, connect and TLS timeouts and header size limit (this Config's
+	// DialContext, DNS, AllowCIDRs, DisableGuard, ConnectTimeout,
+	// TLSTimeout and MaxHeaderBytes are not used); setting Client or
+	// Transport as well is an error. Everything else (politeness, limits,
+	// redirects, retries, headers) is this Fetcher's. Closing this Fetcher
+	// leaves the shared connections open; close the other one last.
+	ShareConns *Fetcher
 	// DialContext is a custom dial function (a proxy, a test network such
 	// as crawltest's). With one, the DNS cache is bypassed and the guard
 	// checks each connection's remote address before anything is sent; so a
@@ -216,19 +228,20 @@ const acceptEncoding = "gzip, deflate, br, zstd"
 // Fetcher fetches URLs politely and safely. Create one with New, share it
 // between goroutines, and Close it when done.
 type Fetcher struct {
-	cfg        Config
-	client     http.Client
-	transport  *http.Transport // nil when the caller's RoundTripper is opaque
-	guard      *Guard
-	traceGuard bool // check connections in GotConn (opaque RoundTripper)
-	dns        *DNSCache
-	ownDNS     bool
-	pol        *Politeness
-	watch      *watchdogs
-	sysClock   bool // cfg.Clock is SystemClock
-	dialer     *guardedDialer
-	header     http.Header // request header template
-	closed     atomic.Bool
+	cfg         Config
+	client      http.Client
+	transport   *http.Transport // nil when the caller's RoundTripper is opaque
+	guard       *Guard
+	traceGuard  bool // check connections in GotConn (opaque RoundTripper)
+	dns         *DNSCache
+	ownDNS      bool
+	pol         *Politeness
+	watch       *watchdogs
+	sysClock    bool // cfg.Clock is SystemClock
+	dialer      *guardedDialer
+	sharedConns bool        // the connection pool is another Fetcher's (Config.ShareConns)
+	header      http.Header // request header template
+	closed      atomic.Bool
 }
 
 // New returns a Fetcher for cfg. It fails with ErrNoUserAgent if
@@ -250,6 +263,12 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	f.header.Set("User-Agent", cfg.UserAgent)
 	f.header.Set("Accept-Encoding", acceptEncoding)
+	if o := cfg.ShareConns; o != nil {
+		if cfg.Client != nil || cfg.Transport != nil {
+			return nil, errors.New("fetch: Config.ShareConns cannot be combined with Client or Transport")
+		}
+		f.dns = o.dns
+	}
 	if f.dns == nil {
 		dc := cfg.DNSConfig
 		if dc.Clock == nil {
@@ -262,6 +281,14 @@ func New(cfg Config) (*Fetcher, error) {
 		f.pol = NewPoliteness(cfg.PolitenessConfig)
 	}
 	_, f.sysClock = cfg.Clock.(SystemClock)
+	if o := cfg.ShareConns; o != nil {
+		f.client = http.Client{Transport: o.client.Transport}
+		f.transport, f.guard, f.traceGuard, f.dialer = o.transport, o.guard, o.traceGuard, o.dialer
+		f.sharedConns = true
+		f.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		f.watch = newWatchdogs(watchTick(&f.cfg))
+		return f, nil
+	}
 	if !cfg.DisableGuard {
 		f.guard = NewGuard(cfg.AllowCIDRs...)
 	}
@@ -330,7 +357,9 @@ func (f *Fetcher) Close() error {
 		return nil
 	}
 	f.watch.close()
-	f.client.CloseIdleConnections()
+	if !f.sharedConns {
+		f.client.CloseIdleConnections()
+	}
 	if f.ownDNS {
 		f.dns.Close()
 	}
