@@ -30,3 +30,38 @@ func Example() {
 	// unrelated text over 20 bits away: true
 	// near-duplicate of document 1
 }
+
+// An Index whose tables live in a TableStore instead of memory: with
+// storage/pebble's FingerprintTables they are on disk and the process's
+// memory does not grow with the fingerprints. MemoryTables stands in for
+// it here. Reopening on the same store finds the entries again.
+func ExampleIndex_tables() {
+	tables := &simhash.MemoryTables{}
+	ix, err := simhash.NewIndex(simhash.Options{K: 3, Tables: tables})
+	if err != nil {
+		panic(err)
+	}
+	if err := ix.AddBatch([]simhash.Entry{
+		{Fingerprint: 0xfeedfacecafebeef, ID: 1},
+		{Fingerprint: 0x0123456789abcdef, ID: 2},
+	}); err != nil {
+		panic(err)
+	}
+
+	reopened, err := simhash.NewIndex(simhash.Options{K: 3, Tables: tables})
+	if err != nil {
+		panic(err)
+	}
+	matches, err := reopened.AppendNearErr(nil, 0xfeedfacecafebeef^0b101)
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range matches {
+		fmt.Printf("document %d at distance %d\n", m.ID, m.Distance)
+	}
+	st := reopened.Stats()
+	fmt.Println("entries:", reopened.Len(), "tables:", st.Tables, "bytes in memory:", st.Bytes)
+	// Output:
+	// document 1 at distance 2
+	// entries: 2 tables: 6 bytes in memory: 0
+}

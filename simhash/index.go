@@ -59,6 +59,12 @@ type Options struct {
 	// Store, if not nil, persists every entry added, and NewIndex loads
 	// the entries already in it.
 	Store Store
+	// Tables, if not nil, holds the index's tables instead of memory (see
+	// Index), and NewIndex opens the entries already in it. NewIndex
+	// records K and Blocks in an empty table store and refuses one
+	// recorded with other values (ErrInvalidOptions), whose tables would
+	// not match. Store and Tables are exclusive.
+	Tables TableStore
 }
 
 // Index finds stored fingerprints within K bits of a query.
@@ -92,9 +98,26 @@ type Options struct {
 // immutable segments that are merged as they grow (each at most a quarter
 // the size of the one before). Near reads a snapshot without locking, so
 // it runs concurrently with Add; additions are serialized.
+//
+// # Tables outside memory
+//
+// With Options.Tables the index keeps no tables in memory, so its memory
+// stays flat however many fingerprints it holds: the tables are rows of a
+// TableStore (storage/pebble keeps them on disk). Each Add writes one row
+// per table (6 with the default layout) in one PutRows; each Near is one
+// ScanRows with a probe per table, whose rows are checked as above, each
+// reported only from its first intact table. A TableStore is a set: adding
+// a (fingerprint, id) pair that is already stored does not store it again,
+// nor count it in Len. Lookup errors are returned by AppendNearErr and kept
+// for Err.
 type Index struct {
 	sc    *scheme
 	store Store
+
+	tables TableStore            // nil: tables in memory
+	n      atomic.Int64          // entries, with tables
+	err    atomic.Pointer[error] // first lookup error, with tables
+	rowBuf []Row                 // AddBatch scratch, under mu
 
 	mu   sync.Mutex // serializes writers
 	snap atomic.Pointer[indexSnapshot]
@@ -107,8 +130,12 @@ type indexSnapshot struct {
 }
 
 // NewIndex returns an Index configured by opts, holding the entries of
-// opts.Store if one is given (the tables are rebuilt in memory from them).
+// opts.Store if one is given (the tables are rebuilt in memory from them),
+// or of opts.Tables.
 func NewIndex(opts Options) (*Index, error) {
+	if opts.Store != nil && opts.Tables != nil {
+		return nil, fmt.Errorf("%w: Store and Tables are exclusive (a table store persists the tables themselves)", ErrInvalidOptions)
+	}
 	if opts.K == 0 {
 		opts.K = DefaultK
 	}
@@ -130,6 +157,11 @@ func NewIndex(opts Options) (*Index, error) {
 	}
 	ix := &Index{sc: sc}
 	ix.snap.Store(&indexSnapshot{})
+	if opts.Tables != nil {
+		if err := ix.openTables(opts.Tables); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Store != nil {
 		var all []Entry
 		err := opts.Store.ForEach(func(e Entry) error {
@@ -152,7 +184,12 @@ func (ix *Index) K() int { return ix.sc.k }
 func (ix *Index) Tables() int { return len(ix.sc.tables) }
 
 // Len returns the number of entries stored.
-func (ix *Index) Len() int { return ix.snap.Load().n }
+func (ix *Index) Len() int {
+	if ix.tables != nil {
+		return int(ix.n.Load())
+	}
+	return ix.snap.Load().n
+}
 
 // Add stores fingerprint fp for document id. Adding the same pair twice
 // stores it twice.
@@ -162,13 +199,17 @@ func (ix *Index) Add(fp, id uint64) error {
 
 // AddBatch stores several entries at once; it is much faster than Add in a
 // loop for bulk loads. With a store, the entries are persisted first and
-// nothing is added if that fails.
+// nothing is added if that fails. With a table store, the batch is one
+// PutRows: all of it is added or none.
 func (ix *Index) AddBatch(entries []Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.tables != nil {
+		return ix.addTables(entries)
+	}
 	if ix.store != nil {
 		if err := ix.store.Put(entries); err != nil {
 			return fmt.Errorf("simhash: index store: %w", err)
@@ -209,7 +250,13 @@ func (ix *Index) Near(fp uint64) []Match { return ix.AppendNear(nil, fp) }
 
 // AppendNear appends to dst every stored entry within K bits of fp and
 // returns the extended slice. It is safe to call concurrently with Add.
+// If the table store fails, it returns the matches found before the error
+// and Err reports it; AppendNearErr returns it.
 func (ix *Index) AppendNear(dst []Match, fp uint64) []Match {
+	if ix.tables != nil {
+		dst, _ = ix.nearTables(dst, fp, false)
+		return dst
+	}
 	s := ix.snap.Load()
 	for _, seg := range s.segs {
 		dst = seg.near(dst, fp, ix.sc)
@@ -224,9 +271,15 @@ func (ix *Index) AppendNear(dst []Match, fp uint64) []Match {
 }
 
 // Has reports whether some stored fingerprint is within K bits of fp. It
-// allocates only when several entries match.
+// allocates only when several entries match. If the table store fails, it
+// reports false unless a match was found before the error, and Err
+// reports the error.
 func (ix *Index) Has(fp uint64) bool {
 	var buf [1]Match
+	if ix.tables != nil {
+		found, _ := ix.nearTables(buf[:0], fp, true)
+		return len(found) > 0
+	}
 	return len(ix.AppendNear(buf[:0], fp)) > 0
 }
 
@@ -236,13 +289,18 @@ type IndexStats struct {
 	Tables   int
 	Segments int
 	// Bytes is the memory held by tables, directories, ids and the
-	// buffer; BytesPerEntry is Bytes / Len.
+	// buffer; BytesPerEntry is Bytes / Len. Both are 0 with External.
 	Bytes         int64
 	BytesPerEntry float64
+	// External is set when the tables are kept in Options.Tables.
+	External bool
 }
 
 // Stats returns the index's size.
 func (ix *Index) Stats() IndexStats {
+	if ix.tables != nil {
+		return IndexStats{Len: ix.Len(), Tables: len(ix.sc.tables), External: true}
+	}
 	s := ix.snap.Load()
 	st := IndexStats{Len: s.n, Tables: len(ix.sc.tables), Segments: len(s.segs)}
 	for _, seg := range s.segs {
