@@ -175,7 +175,12 @@ type Config struct {
 	// content fingerprints in a store of the caller's (for example the
 	// PostgreSQL or Redis one of a shared crawl, so that processes fetch a
 	// robots.txt once between them and see each other's near-duplicates).
-	// Nil uses the DataDir's Pebble store, or memory.
+	// Nil uses the DataDir's Pebble store, or memory. With a
+	// FingerprintStore the near-duplicate index is rebuilt in memory from
+	// it at Run (about 60 bytes per page); with a DataDir and no
+	// FingerprintStore the index's tables live on disk (simhash
+	// Options.Tables), so the Crawler's memory does not grow with the
+	// pages it fingerprints.
 	RobotsStore      robots.Store
 	FingerprintStore simhash.Store
 	// Politeness, if set, is the per-host politeness model the fetcher

@@ -232,6 +232,7 @@ func (cr *Crawler) open() error {
 		frontStore  frontier.Store
 		robotsStore robots.Store
 		fpStore     simhash.Store
+		fpTables    *pebble.FingerprintTables
 	)
 	robotsStore, fpStore = cfg.RobotsStore, cfg.FingerprintStore
 	if cfg.DataDir != "" {
@@ -245,7 +246,7 @@ func (cr *Crawler) open() error {
 			robotsStore = db.RobotsStore()
 		}
 		if fpStore == nil {
-			fpStore = db.FingerprintStore()
+			fpTables = db.FingerprintTables()
 		}
 		cr.seenStore = db.SeenStore()
 		cr.names = db.NameStore()
@@ -354,8 +355,17 @@ func (cr *Crawler) open() error {
 		}
 	}
 	if cfg.NearDuplicateBits > 0 {
-		if cr.index, err = simhash.NewIndex(simhash.Options{K: cfg.NearDuplicateBits, Store: fpStore}); err != nil {
+		opts := simhash.Options{K: cfg.NearDuplicateBits, Store: fpStore}
+		if fpTables != nil {
+			opts.Tables = fpTables
+		}
+		if cr.index, err = simhash.NewIndex(opts); err != nil {
 			return fmt.Errorf("crawlkit: fingerprint index: %w", err)
+		}
+		if fpTables != nil && cr.index.Len() == 0 {
+			if err := cr.importFingerprints(cr.db.FingerprintStore()); err != nil {
+				return err
+			}
 		}
 	}
 	// Only URLs the seen set has not admitted reach the detector, and each
@@ -363,6 +373,32 @@ func (cr *Crawler) open() error {
 	tc := cfg.Trap
 	tc.DistinctCandidates = true
 	cr.traps = trap.New(tc)
+	return nil
+}
+
+// importFingerprints copies into the (empty) on-disk index the
+// fingerprints a data directory written before the index lived on disk
+// keeps in its fingerprint store.
+func (cr *Crawler) importFingerprints(old *pebble.FingerprintStore) error {
+	const batch = 10000
+	var buf []simhash.Entry
+	flush := func() error {
+		err := cr.index.AddBatch(buf)
+		buf = buf[:0]
+		return err
+	}
+	err := old.ForEach(func(e simhash.Entry) error {
+		if buf = append(buf, e); len(buf) == batch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return fmt.Errorf("crawlkit: importing fingerprints into the on-disk index: %w", err)
+	}
 	return nil
 }
 
@@ -858,7 +894,11 @@ func (cr *Crawler) analyze(p *Page) (stopLinks bool) {
 		return false
 	}
 	p.Fingerprint = simhash.Fingerprint(p.Text)
-	if matches := cr.index.AppendNear(nil, p.Fingerprint); len(matches) > 0 {
+	matches, err := cr.index.AppendNearErr(nil, p.Fingerprint)
+	if err != nil {
+		cr.cfg.Logger.Warn("fingerprint index", "url", p.URL, "err", err)
+	}
+	if len(matches) > 0 {
 		best := matches[0]
 		for _, m := range matches[1:] {
 			if m.Distance < best.Distance {
