@@ -50,7 +50,9 @@
 //
 // Run returns when the frontier is drained, MaxPages is reached or ctx ends.
 // With a DataDir the crawl's state lives in an embedded Pebble store: a crash
-// loses no queued URL, and a new Crawler on the same DataDir resumes. Stats,
+// loses no queued URL, a new Crawler on the same DataDir resumes, and the
+// Crawler's memory does not grow with the pages fetched (the frontier, the
+// near-duplicate index and the names of indexed pages are on disk). Stats,
 // StatsHandler (JSON) and MetricsHandler (Prometheus) report progress, and a
 // Sink such as WARCSink archives every fetch. Config.Queue replaces the
 // frontier with a shared one so that several processes work on one crawl.
