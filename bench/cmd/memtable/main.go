@@ -58,13 +58,13 @@ func table(rows []harness.Result) string {
 	fracs := []float64{0.25, 0.5, 0.75, 1}
 	b.WriteString("| crawl state | pages | pages/s | peak RSS MB |")
 	for _, f := range fracs {
-		fmt.Fprintf(&b, " RSS / live heap MB at %.0f %% |", f*100)
+		fmt.Fprintf(&b, " RSS / Go / live heap MB at %.0f %% |", f*100)
 	}
-	b.WriteString(" RSS growth per 100 000 pages (25 % → end) |\n|---|---|---|---|")
+	b.WriteString(" growth per 100 000 pages, 25 % → end: RSS / Go / live heap | RSS, 50 % → end |\n|---|---|---|---|")
 	for range fracs {
 		b.WriteString("---|")
 	}
-	b.WriteString("---|\n")
+	b.WriteString("---|---|\n")
 	for _, r := range rows {
 		if len(r.Samples) == 0 {
 			continue
@@ -72,14 +72,32 @@ func table(rows []harness.Result) string {
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f |", r.Label, r.Pages, r.PagesPerS, r.PeakRSSMB)
 		for _, f := range fracs {
 			x := at(r.Samples, f)
-			fmt.Fprintf(&b, " %.0f / %.0f (%d pages) |", x.RSSMB, x.LiveHeapMB, x.Pages)
+			fmt.Fprintf(&b, " %.0f / %s / %.0f (%d pages) |", x.RSSMB, goMB(x), x.LiveHeapMB, x.Pages)
 		}
-		q, end := at(r.Samples, 0.25), r.Samples[len(r.Samples)-1]
-		growth := 0.0
-		if end.Pages > q.Pages {
-			growth = (end.RSSMB - q.RSSMB) / float64(end.Pages-q.Pages) * 100000
+		q, h, end := at(r.Samples, 0.25), at(r.Samples, 0.5), r.Samples[len(r.Samples)-1]
+		per := func(from harness.Sample, v func(harness.Sample) float64) float64 {
+			if end.Pages <= from.Pages {
+				return 0
+			}
+			return (v(end) - v(from)) / float64(end.Pages-from.Pages) * 100000
 		}
-		fmt.Fprintf(&b, " %+.1f MB |\n", growth)
+		rss := func(x harness.Sample) float64 { return x.RSSMB }
+		gomb := func(x harness.Sample) float64 { return x.GoMB }
+		live := func(x harness.Sample) float64 { return x.LiveHeapMB }
+		goGrowth := "?"
+		if q.GoMB != 0 {
+			goGrowth = fmt.Sprintf("%+.1f", per(q, gomb))
+		}
+		fmt.Fprintf(&b, " %+.1f / %s / %+.1f MB | %+.1f MB |\n", per(q, rss), goGrowth, per(q, live), per(h, rss))
 	}
 	return b.String()
+}
+
+// goMB formats a sample's Go runtime memory, "?" for results recorded
+// before it was sampled.
+func goMB(x harness.Sample) string {
+	if x.GoMB == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f", x.GoMB)
 }

@@ -248,6 +248,13 @@ type Sample struct {
 	// LiveHeapMB is the heap the last garbage collection found live
 	// (runtime/metrics /gc/heap/live:bytes).
 	LiveHeapMB float64 `json:"live_heap_mb"`
+	// GoMB is the memory the Go runtime holds from the OS and has not
+	// released (/memory/classes/total:bytes minus
+	// /memory/classes/heap/released:bytes): heap with its garbage and free
+	// spans, stacks, runtime metadata. The resident set beyond it is
+	// memory allocated outside the Go runtime (Pebble's block cache and
+	// memtables) or mapped but untouched.
+	GoMB float64 `json:"go_mb,omitempty"`
 }
 
 // UserAgent returns the User-Agent header the crawlers send.
@@ -388,10 +395,12 @@ func Run(name string, p Params, crawl func(ctx context.Context) (int64, error)) 
 			if err1 != nil || err2 != nil {
 				continue
 			}
-			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-			metrics.Read(live)
+			ms := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"},
+				{Name: "/memory/classes/heap/released:bytes"}}
+			metrics.Read(ms)
+			mb := func(i int) float64 { return float64(ms[i].Value.Uint64()) / (1 << 20) }
 			samples = append(samples, Sample{ElapsedS: time.Since(start).Seconds(), Pages: pages,
-				RSSMB: float64(rss) / (1 << 20), LiveHeapMB: float64(live[0].Value.Uint64()) / (1 << 20)})
+				RSSMB: float64(rss) / (1 << 20), LiveHeapMB: mb(0), GoMB: mb(1) - mb(2)})
 		}
 	}()
 	n, crawlErr := crawl(ctx)
