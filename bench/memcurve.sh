@@ -7,6 +7,8 @@
 # cmd/memtable prints them as a table.
 #
 #	bench/memcurve.sh [hosts] [pages-per-host] [max-pages]
+#
+# MODES=disk crawls only with the state on disk.
 set -eu
 cd "$(dirname "$0")"
 hosts=${1:-3000}
@@ -27,7 +29,7 @@ web=$(sed -n 's/.*"web":"\([^"]*\)".*/\1/p' "$tmp/web.json")
 ctl=$(sed -n 's/.*"control":"\([^"]*\)".*/\1/p' "$tmp/web.json")
 out=results/memcurve.jsonl
 : >"$out"
-for mode in memory disk; do
+for mode in ${MODES:-memory disk}; do
 	extra=""
 	if [ "$mode" = disk ]; then extra="-data-dir $tmp/crawl"; fi
 	# shellcheck disable=SC2086
