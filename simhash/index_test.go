@@ -68,6 +68,40 @@ func checkExact(t *testing.T, ix *Index, entries []Entry, r *rand.Rand, queries 
 	}
 }
 
+// addClusters adds clusters of near-duplicates around random centres
+// (exact duplicates with different ids among them) to ix, one at a time
+// and in batches so that the buffer and several segments are exercised,
+// checking ix against a linear scan as it grows. It returns what it added.
+func addClusters(t *testing.T, ix *Index, r *rand.Rand, k, clusters int) []Entry {
+	t.Helper()
+	var entries []Entry
+	for c := 0; c < clusters; c++ {
+		centre := r.Uint64()
+		var batch []Entry
+		for j := 0; j < 1+r.IntN(8); j++ {
+			fp := flipBits(r, centre, r.IntN(k+3))
+			if j == 1 {
+				fp = centre
+			}
+			batch = append(batch, Entry{fp, uint64(len(entries) + len(batch))})
+		}
+		if c%2 == 0 {
+			for _, e := range batch {
+				if err := ix.Add(e.Fingerprint, e.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else if err := ix.AddBatch(batch); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, batch...)
+		if c%50 == 0 {
+			checkExact(t, ix, entries, r, 30)
+		}
+	}
+	return entries
+}
+
 func TestIndexMatchesLinearScan(t *testing.T) {
 	for _, tc := range []struct{ k, blocks int }{
 		{3, 0}, {3, 4}, {3, 5}, {3, 7}, {3, 8}, {2, 0}, {1, 0}, {4, 0}, {4, 5}, {4, 9},
@@ -78,35 +112,7 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var entries []Entry
-			// Clusters of near-duplicates around random centres, exact
-			// duplicates with different ids, and isolated fingerprints,
-			// added one at a time and in batches so that buffer and
-			// several segments are all exercised.
-			for c := 0; c < 300; c++ {
-				centre := r.Uint64()
-				var batch []Entry
-				for j := 0; j < 1+r.IntN(8); j++ {
-					fp := flipBits(r, centre, r.IntN(tc.k+3))
-					if j == 1 {
-						fp = centre
-					}
-					batch = append(batch, Entry{fp, uint64(len(entries) + len(batch))})
-				}
-				if c%2 == 0 {
-					for _, e := range batch {
-						if err := ix.Add(e.Fingerprint, e.ID); err != nil {
-							t.Fatal(err)
-						}
-					}
-				} else if err := ix.AddBatch(batch); err != nil {
-					t.Fatal(err)
-				}
-				entries = append(entries, batch...)
-				if c%50 == 0 {
-					checkExact(t, ix, entries, r, 30)
-				}
-			}
+			entries := addClusters(t, ix, r, tc.k, 300)
 			checkExact(t, ix, entries, r, 1000)
 			if ix.Len() != len(entries) {
 				t.Fatalf("Len %d, want %d", ix.Len(), len(entries))

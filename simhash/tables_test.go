@@ -26,31 +26,7 @@ func TestTablesMatchLinearScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var entries []Entry
-			for c := 0; c < 200; c++ {
-				centre := r.Uint64()
-				var batch []Entry
-				for j := 0; j < 1+r.IntN(8); j++ {
-					fp := flipBits(r, centre, r.IntN(tc.k+3))
-					if j == 1 {
-						fp = centre
-					}
-					batch = append(batch, Entry{fp, uint64(len(entries) + len(batch))})
-				}
-				if c%2 == 0 {
-					for _, e := range batch {
-						if err := ix.Add(e.Fingerprint, e.ID); err != nil {
-							t.Fatal(err)
-						}
-					}
-				} else if err := ix.AddBatch(batch); err != nil {
-					t.Fatal(err)
-				}
-				entries = append(entries, batch...)
-				if c%50 == 0 {
-					checkExact(t, ix, entries, r, 30)
-				}
-			}
+			entries := addClusters(t, ix, r, tc.k, 200)
 			checkExact(t, ix, entries, r, 1000)
 			checkHas(t, ix, entries, r, 300)
 			if ix.Len() != len(entries) {
