@@ -121,16 +121,13 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 	}
 }
 
-// TestIndexAdversarial uses fingerprints that share long runs of bits, so
-// that buckets are large and many candidates sit just outside distance k,
-// and differences concentrated in one block or spread over block
-// boundaries.
-func TestIndexAdversarial(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 7))
-	var entries []Entry
-	base := uint64(0xdeadbeefcafef00d)
-	// Every fingerprint within 2 bits of base, plus all of distance 4 and
-	// 5 in the top 16 bits.
+// adversarialData returns fingerprints that share long runs of bits (every
+// fingerprint within 2 bits of one base, all of distance 4 and 5 in
+// its top 16 bits), many identical fingerprints (one huge bucket in every
+// table) and all-zero / all-one patterns, and queries that differ from them
+// within one block or across block boundaries.
+func adversarialData() (entries []Entry, queries []uint64) {
+	const base = uint64(0xdeadbeefcafef00d)
 	for i := 0; i < 64; i++ {
 		for j := i; j < 64; j++ {
 			entries = append(entries, Entry{base ^ 1<<i ^ 1<<j, uint64(len(entries))})
@@ -141,22 +138,30 @@ func TestIndexAdversarial(t *testing.T) {
 			entries = append(entries, Entry{base ^ m<<48, uint64(len(entries))})
 		}
 	}
-	// Many identical fingerprints (one huge bucket in every table), and
-	// all-zero / all-one patterns.
 	for i := 0; i < 3000; i++ {
 		entries = append(entries, Entry{0, uint64(len(entries))})
 	}
 	entries = append(entries, Entry{^uint64(0), 1 << 40}, Entry{1, 1 << 41}, Entry{1 << 63, 1 << 42})
+	queries = []uint64{base, 0, ^uint64(0), 1, 7, base ^ 0xf, base ^ 0xf<<30, base ^ 1<<63 ^ 1<<10 ^ 1<<40}
+	for b := 0; b < 64; b += 5 {
+		queries = append(queries, base^(0b111<<b), base^(0b1111<<b), 0b111<<b)
+	}
+	return entries, queries
+}
+
+// TestIndexAdversarial uses fingerprints that share long runs of bits, so
+// that buckets are large and many candidates sit just outside distance k,
+// and differences concentrated in one block or spread over block
+// boundaries.
+func TestIndexAdversarial(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	entries, qs := adversarialData()
 	ix, err := NewIndex(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ix.AddBatch(entries); err != nil {
 		t.Fatal(err)
-	}
-	qs := []uint64{base, 0, ^uint64(0), 1, 7, base ^ 0xf, base ^ 0xf<<30, base ^ 1<<63 ^ 1<<10 ^ 1<<40}
-	for b := 0; b < 64; b += 5 {
-		qs = append(qs, base^(0b111<<b), base^(0b1111<<b), 0b111<<b)
 	}
 	for _, q := range qs {
 		got := sortMatches(ix.Near(q))

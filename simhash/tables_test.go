@@ -3,7 +3,6 @@ package simhash
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -68,22 +67,7 @@ func checkHas(t *testing.T, ix *Index, entries []Entry, r *rand.Rand, queries in
 // differences within one block or across block boundaries.
 func TestTablesAdversarial(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	var entries []Entry
-	base := uint64(0xdeadbeefcafef00d)
-	for i := 0; i < 64; i++ {
-		for j := i; j < 64; j++ {
-			entries = append(entries, Entry{base ^ 1<<i ^ 1<<j, uint64(len(entries))})
-		}
-	}
-	for m := uint64(0); m < 1<<16; m++ {
-		if c := bits.OnesCount64(m); c == 4 || c == 5 {
-			entries = append(entries, Entry{base ^ m<<48, uint64(len(entries))})
-		}
-	}
-	for i := 0; i < 3000; i++ {
-		entries = append(entries, Entry{0, uint64(len(entries))})
-	}
-	entries = append(entries, Entry{^uint64(0), 1 << 40}, Entry{1, 1 << 41}, Entry{1 << 63, 1 << 42})
+	entries, qs := adversarialData()
 	for _, k := range []int{3, 4} {
 		ix, err := NewIndex(Options{K: k, Tables: &MemoryTables{}})
 		if err != nil {
@@ -91,10 +75,6 @@ func TestTablesAdversarial(t *testing.T) {
 		}
 		if err := ix.AddBatch(entries); err != nil {
 			t.Fatal(err)
-		}
-		qs := []uint64{base, 0, ^uint64(0), 1, 7, base ^ 0xf, base ^ 0xf<<30, base ^ 1<<63 ^ 1<<10 ^ 1<<40}
-		for b := 0; b < 64; b += 5 {
-			qs = append(qs, base^(0b111<<b), base^(0b1111<<b), 0b111<<b)
 		}
 		for _, q := range qs {
 			got := sortMatches(ix.Near(q))
