@@ -140,8 +140,8 @@ type partition struct {
 	open     map[uint64]struct{} // primary messages above ackFloor not known to be acked
 	retries  map[uint64]int      // retries of a message sent back by this acquisition
 	// judgedPin and judgedDseq are the pin and consumer sequence of the
-	// newest delivery judged (all messages of the partition up to hw are
-	// in seen).
+	// newest delivery judged here, if that delivery was the first of its
+	// message (see judge); judgedPin is "" otherwise.
 	judgedPin  string
 	judgedDseq uint64
 }
@@ -811,14 +811,21 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		}
 		n++
 		if key, ok := keyOfMsgID(m.Headers().Get(jetstream.MsgIDHeader)); ok {
-			if seen, err := p.seen.TestAndAddKey(key); err == nil && !seen && seq > p.ackFloor {
-				p.open[seq] = struct{}{}
-			}
+			p.absorb(seq, key)
 		}
 		p.hw = seq
 		if seq+1 >= until {
 			return nil
 		}
+	}
+}
+
+// absorb adds the URL key of the partition's message seq, read by a
+// replay, to the seen set: the first message of a URL is its primary, open
+// if it lies above the ack floor. It requires p.mu held.
+func (p *partition) absorb(seq, key uint64) {
+	if seen, err := p.seen.TestAndAddKey(key); err == nil && !seen && seq > p.ackFloor {
+		p.open[seq] = struct{}{}
 	}
 }
 
@@ -856,43 +863,15 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		_ = m.Nak()
 		return
 	}
-	var primary bool
 	pin, dseq := m.Headers().Get(pinHeader), md.Sequence.Consumer
-	if seq > p.hw {
-		// Stream sequences are shared by all partitions, so gaps are
-		// normal: a first delivery that directly follows the last one
-		// judged here, under the same pin, has no message of this
-		// partition before it that this node has not judged (the
-		// consumer delivers new messages in stream order, and nobody
-		// else was delivered anything in between). Any other delivery
-		// (the first after an acquisition, one after a delivery that
-		// went to another node or failed here, a redelivery of a
-		// message this node never saw) may follow messages of this
-		// partition that went elsewhere: read those first.
-		contiguous := pin != "" && pin == p.judgedPin && dseq == p.judgedDseq+1 && md.NumDelivered == 1
-		if seq > p.hw+1 && !contiguous {
-			if err := q.replay(context.Background(), p, p.hw+1, seq); err != nil {
-				p.mu.Unlock()
-				q.log.Warn("catching up", "partition", p.id, "err", err)
-				_ = m.NakWithDelay(time.Second)
-				return
-			}
-		}
-		seen, err := p.seen.TestAndAddKey(urlnorm.Key(e.URL))
-		if err != nil {
-			p.mu.Unlock()
-			_ = m.NakWithDelay(time.Second)
-			return
-		}
-		primary = !seen
-		if primary {
-			p.open[seq] = struct{}{}
-		}
-		p.hw = seq
-	} else {
-		_, primary = p.open[seq]
+	primary, err := p.judge(delivery{seq: seq, key: urlnorm.Key(e.URL), pin: pin, dseq: dseq, delivered: md.NumDelivered},
+		func(from, until uint64) error { return q.replay(context.Background(), p, from, until) })
+	if err != nil {
+		p.mu.Unlock()
+		q.log.Warn("catching up", "partition", p.id, "err", err)
+		_ = m.NakWithDelay(time.Second)
+		return
 	}
-	p.judgedPin, p.judgedDseq = pin, dseq
 	if primary && md.NumDelivered > uint64(q.cfg.MaxAttempts+DefaultExtraDeliveries) {
 		// The backstop for a URL that keeps killing the nodes that
 		// fetch it: attempts themselves are counted in Done.
@@ -942,6 +921,63 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		q.log.Warn("queueing locally", "url", e.URL, "err", err)
 		_ = m.NakWithDelay(time.Second)
 	}
+}
+
+// delivery is what judge needs to know of a message delivered to this node.
+type delivery struct {
+	seq       uint64 // stream sequence
+	key       uint64 // the URL's urlnorm.Key
+	pin       string // Nats-Pin-Id it came with
+	dseq      uint64 // consumer (delivery) sequence
+	delivered uint64 // deliveries so far, this one included
+}
+
+// judge decides whether a delivery is its URL's primary message in the
+// partition (the first one in stream order, not yet acknowledged), which is
+// fetched; any other message of the URL is acknowledged unfetched. It
+// requires p.mu held and p.seen set. replay(from, until) must add the
+// partition's messages in [from, until) to the seen set (Queue.replay); an
+// error from it is returned, and then nothing was judged.
+//
+// The seen set holds the URLs of every message of the partition up to hw.
+// A delivery above hw first needs the messages between hw and it, which
+// may have gone to other nodes, or to this one and never been judged (a
+// catch-up that failed). The one case that needs no reading: a first
+// delivery (the consumer delivers new messages in stream order) that
+// directly follows, under the same pin, another first delivery judged here.
+// Every message of the partition between the two would have been delivered
+// between them, and none was. A redelivery does not start such a chain:
+// the messages after it in stream order were delivered before it, to
+// anyone.
+func (p *partition) judge(d delivery, replay func(from, until uint64) error) (primary bool, err error) {
+	first := d.delivered == 1
+	chained := first && d.pin != "" && d.pin == p.judgedPin && d.dseq == p.judgedDseq+1
+	if d.seq > p.hw {
+		if d.seq > p.hw+1 && !chained {
+			if err := replay(p.hw+1, d.seq); err != nil {
+				p.judgedPin = "" // a message was received and not judged
+				return false, err
+			}
+		}
+		seen, err := p.seen.TestAndAddKey(d.key)
+		if err != nil {
+			p.judgedPin = ""
+			return false, err
+		}
+		primary = !seen
+		if primary {
+			p.open[d.seq] = struct{}{}
+		}
+		p.hw = d.seq
+	} else {
+		_, primary = p.open[d.seq]
+	}
+	if first {
+		p.judgedPin, p.judgedDseq = d.pin, d.dseq
+	} else {
+		p.judgedPin = ""
+	}
+	return primary, nil
 }
 
 // unholdLocked forgets a held message. It requires q.mu held.
