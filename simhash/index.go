@@ -192,7 +192,8 @@ func (ix *Index) Len() int {
 }
 
 // Add stores fingerprint fp for document id. Adding the same pair twice
-// stores it twice.
+// stores it twice in memory, and once with a TableStore (Options.Tables),
+// which keeps a set of rows.
 func (ix *Index) Add(fp, id uint64) error {
 	return ix.AddBatch([]Entry{{Fingerprint: fp, ID: id}})
 }

@@ -1,113 +1,16 @@
 package simhash
 
+// The checks that hold for every TableStore (against a linear scan, set
+// semantics, reopening, concurrency) run against MemoryTables through the
+// conformance kit, in kit_test.go (TestMemoryTablesKit). This file keeps
+// the tests that need simhash's internals or only concern MemoryTables.
+
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 )
-
-// TestTablesMatchLinearScan is TestIndexMatchesLinearScan with the tables
-// in a TableStore: clusters of near-duplicates, exact duplicates with
-// other ids and isolated fingerprints, added one at a time and in batches,
-// for K=1..4 and several layouts.
-func TestTablesMatchLinearScan(t *testing.T) {
-	for _, tc := range []struct{ k, blocks int }{
-		{1, 0}, {1, 2}, {1, 5}, {2, 0}, {2, 3}, {2, 8}, {3, 0}, {3, 4}, {3, 5}, {3, 7}, {3, 8},
-		{4, 0}, {4, 5}, {4, 9}, {4, 12},
-	} {
-		t.Run(fmt.Sprintf("k%d-b%d", tc.k, tc.blocks), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(tc.k), uint64(tc.blocks)+100))
-			store := &MemoryTables{}
-			ix, err := NewIndex(Options{K: tc.k, Blocks: tc.blocks, Tables: store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			entries := addClusters(t, ix, r, tc.k, 200)
-			checkExact(t, ix, entries, r, 1000)
-			checkHas(t, ix, entries, r, 300)
-			if ix.Len() != len(entries) {
-				t.Fatalf("Len %d, want %d", ix.Len(), len(entries))
-			}
-			if err := ix.Err(); err != nil {
-				t.Fatal(err)
-			}
-
-			// Reopened on the same store: same answers, same Len.
-			ix2, err := NewIndex(Options{K: tc.k, Blocks: tc.blocks, Tables: store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ix2.Len() != len(entries) {
-				t.Fatalf("reopened: Len %d, want %d", ix2.Len(), len(entries))
-			}
-			checkExact(t, ix2, entries, r, 300)
-		})
-	}
-}
-
-// checkHas compares Has with a linear scan.
-func checkHas(t *testing.T, ix *Index, entries []Entry, r *rand.Rand, queries int) {
-	t.Helper()
-	for qi := 0; qi < queries; qi++ {
-		q := flipBits(r, entries[r.IntN(len(entries))].Fingerprint, r.IntN(ix.K()+2))
-		if qi%2 == 0 {
-			q = r.Uint64()
-		}
-		if got, want := ix.Has(q), len(linearNear(entries, q, ix.K())) > 0; got != want {
-			t.Fatalf("Has(%016x) = %v, linear scan %v", q, got, want)
-		}
-	}
-}
-
-// TestTablesAdversarial is TestIndexAdversarial with a TableStore: long
-// shared runs of bits, one huge bucket of identical fingerprints, and
-// differences within one block or across block boundaries.
-func TestTablesAdversarial(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	entries, qs := adversarialData()
-	for _, k := range []int{3, 4} {
-		ix, err := NewIndex(Options{K: k, Tables: &MemoryTables{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.AddBatch(entries); err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range qs {
-			got := sortMatches(ix.Near(q))
-			want := sortMatches(linearNear(entries, q, k))
-			if !slices.Equal(got, want) {
-				t.Fatalf("k=%d query %016x: Near %d matches, linear scan %d", k, q, len(got), len(want))
-			}
-		}
-		checkExact(t, ix, entries, r, 300)
-	}
-}
-
-// TestTablesSetSemantics: a pair stored twice is stored and reported once
-// and counted once; the same fingerprint with another id is another entry.
-func TestTablesSetSemantics(t *testing.T) {
-	ix, err := NewIndex(Options{Tables: &MemoryTables{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		if err := ix.AddBatch([]Entry{{5, 1}, {5, 1}, {5, 2}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if ix.Len() != 2 {
-		t.Fatalf("Len %d, want 2", ix.Len())
-	}
-	got := sortMatches(ix.Near(4))
-	want := []Match{{Entry{5, 1}, 1}, {Entry{5, 2}, 1}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("Near = %v, want %v", got, want)
-	}
-}
 
 func TestTablesOptions(t *testing.T) {
 	if _, err := NewIndex(Options{Store: &MemoryStore{}, Tables: &MemoryTables{}}); !errors.Is(err, ErrInvalidOptions) {
@@ -245,59 +148,6 @@ func TestTablesStoreErrors(t *testing.T) {
 	mem, _ := NewIndex(Options{})
 	if _, err := mem.AppendNearErr(nil, 1); err != nil || mem.Err() != nil {
 		t.Fatalf("in memory: %v, %v", err, mem.Err())
-	}
-}
-
-func TestTablesConcurrentReadsAndAdds(t *testing.T) {
-	ix, err := NewIndex(Options{Tables: &MemoryTables{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(9, 10))
-	fps := make([]uint64, 2000)
-	for i := range fps {
-		fps[i] = r.Uint64()
-	}
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	for g := 0; g < 3; g++ {
-		wg.Add(1)
-		r := rand.New(rand.NewPCG(uint64(g), 2))
-		go func() {
-			defer wg.Done()
-			var dst []Match
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				var err error
-				dst, err = ix.AppendNearErr(dst[:0], fps[r.IntN(len(fps))])
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, m := range dst {
-					if m.Distance > 3 || fps[m.ID] != m.Fingerprint {
-						t.Errorf("bad match %+v", m)
-						return
-					}
-				}
-			}
-		}()
-	}
-	for i, fp := range fps {
-		if err := ix.Add(fp, uint64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(done)
-	wg.Wait()
-	for i, fp := range fps {
-		if !slices.ContainsFunc(ix.Near(fp), func(m Match) bool { return m.ID == uint64(i) && m.Distance == 0 }) {
-			t.Fatalf("entry %d not found after Add", i)
-		}
 	}
 }
 

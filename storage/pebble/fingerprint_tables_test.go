@@ -4,100 +4,18 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
-	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	cpebble "github.com/cockroachdb/pebble"
 
 	"github.com/crawlkit/crawlkit/simhash"
+	"github.com/crawlkit/crawlkit/simhash/simhashtest"
 )
-
-func linearNear(entries []simhash.Entry, q uint64, k int) []simhash.Match {
-	var out []simhash.Match
-	for _, e := range entries {
-		if d := bits.OnesCount64(e.Fingerprint ^ q); d <= k {
-			out = append(out, simhash.Match{Entry: e, Distance: d})
-		}
-	}
-	return sortMatches(out)
-}
-
-func sortMatches(ms []simhash.Match) []simhash.Match {
-	slices.SortFunc(ms, func(a, b simhash.Match) int {
-		if a.Fingerprint != b.Fingerprint {
-			if a.Fingerprint < b.Fingerprint {
-				return -1
-			}
-			return 1
-		}
-		if a.ID != b.ID {
-			if a.ID < b.ID {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
-	return ms
-}
-
-func flipBits(r *rand.Rand, fp uint64, d int) uint64 {
-	for _, i := range r.Perm(64)[:d] {
-		fp ^= 1 << i
-	}
-	return fp
-}
-
-// checkExact compares Near with a linear scan for queries near stored
-// fingerprints (at every distance up to k+1) and random ones.
-func checkExact(t *testing.T, ix *simhash.Index, entries []simhash.Entry, r *rand.Rand, queries int) {
-	t.Helper()
-	k := ix.K()
-	for qi := 0; qi < queries; qi++ {
-		q := r.Uint64()
-		if qi%3 != 0 {
-			q = flipBits(r, entries[r.IntN(len(entries))].Fingerprint, r.IntN(k+2))
-		}
-		got, err := ix.AppendNearErr(nil, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = sortMatches(got)
-		want := linearNear(entries, q, k)
-		if !slices.Equal(got, want) {
-			t.Fatalf("query %016x (k=%d, %d tables): Near %d matches, linear scan %d\n got %v\nwant %v",
-				q, k, ix.Tables(), len(got), len(want), got, want)
-		}
-		if ix.Has(q) != (len(want) > 0) {
-			t.Fatalf("query %016x: Has disagrees with the linear scan", q)
-		}
-	}
-}
-
-// clusteredEntries returns clusters of near-duplicates around random
-// centres (each centre itself included, so exact duplicate fingerprints
-// with other ids occur), with distinct ids.
-func clusteredEntries(r *rand.Rand, clusters, k int) []simhash.Entry {
-	var entries []simhash.Entry
-	for c := 0; c < clusters; c++ {
-		centre := r.Uint64()
-		for j := 0; j < 1+r.IntN(8); j++ {
-			fp := flipBits(r, centre, r.IntN(k+3))
-			if j == 1 {
-				fp = centre
-			}
-			entries = append(entries, simhash.Entry{Fingerprint: fp, ID: uint64(len(entries))})
-		}
-	}
-	return entries
-}
 
 func openTemp(t testing.TB, dir string) *DB {
 	t.Helper()
@@ -108,131 +26,18 @@ func openTemp(t testing.TB, dir string) *DB {
 	return db
 }
 
-// TestFingerprintTablesExact checks a disk-backed Index against a linear
-// scan for K=1..4 and several layouts, on clustered and adversarial data,
-// then again after the DB is closed and reopened.
-func TestFingerprintTablesExact(t *testing.T) {
-	for _, tc := range []struct{ k, blocks int }{{1, 0}, {2, 0}, {2, 5}, {3, 0}, {3, 4}, {3, 8}, {4, 0}, {4, 9}} {
-		t.Run(fmt.Sprintf("k%d-b%d", tc.k, tc.blocks), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(tc.k), uint64(tc.blocks)))
-			dir := filepath.Join(t.TempDir(), "db")
-			db := openTemp(t, dir)
-			opts := simhash.Options{K: tc.k, Blocks: tc.blocks, Tables: db.FingerprintTables()}
-			ix, err := simhash.NewIndex(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			entries := clusteredEntries(r, 150, tc.k)
-			// Adversarial: one bucket of identical fingerprints, all-zero
-			// and all-one patterns, differences within one block.
-			for i := 0; i < 200; i++ {
-				entries = append(entries, simhash.Entry{Fingerprint: 0, ID: uint64(len(entries))})
-			}
-			base := uint64(0xdeadbeefcafef00d)
-			for i := 0; i < 64; i++ {
-				entries = append(entries, simhash.Entry{Fingerprint: base ^ 1<<i ^ 1<<((i+1)%64), ID: uint64(len(entries))})
-			}
-			entries = append(entries, simhash.Entry{Fingerprint: ^uint64(0), ID: 1 << 40}, simhash.Entry{Fingerprint: 1 << 63, ID: 1<<64 - 1})
-			for i := 0; i < len(entries); {
-				n := min(1+r.IntN(20), len(entries)-i)
-				if n == 1 {
-					err = ix.Add(entries[i].Fingerprint, entries[i].ID)
-				} else {
-					err = ix.AddBatch(entries[i : i+n])
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				i += n
-			}
-			if ix.Len() != len(entries) {
-				t.Fatalf("Len %d, want %d", ix.Len(), len(entries))
-			}
-			checkExact(t, ix, entries, r, 400)
-			for _, q := range []uint64{0, 7, ^uint64(0), base, base ^ 0xf, base ^ 0b111<<30, 1 << 63} {
-				got, _ := ix.AppendNearErr(nil, q)
-				if want := linearNear(entries, q, tc.k); !slices.Equal(sortMatches(got), want) {
-					t.Fatalf("query %016x: Near %d matches, linear scan %d", q, len(got), len(want))
-				}
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-
-			db = openTemp(t, dir)
-			defer db.Close()
-			opts.Tables = db.FingerprintTables()
-			ix, err = simhash.NewIndex(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ix.Len() != len(entries) {
-				t.Fatalf("reopened: Len %d, want %d", ix.Len(), len(entries))
-			}
-			checkExact(t, ix, entries, r, 200)
-			if err := ix.Err(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-// TestFingerprintTablesReopen: writes survive Close and Open, a
-// pair added twice (in one batch or two) counts once, and reopening with
-// another layout is refused.
-func TestFingerprintTablesReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := simhash.NewIndex(simhash.Options{Tables: db.FingerprintTables()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch := []simhash.Entry{{Fingerprint: 0xff00, ID: 1}, {Fingerprint: 0xff00, ID: 1}, {Fingerprint: 0xff00, ID: 2}}
-	for i := 0; i < 2; i++ {
-		if err := ix.AddBatch(batch); err != nil {
+// TestFingerprintTablesKit runs the simhash.TableStore conformance kit:
+// exactness of an Index against a linear scan, set semantics, reopening,
+// concurrency and errors after Close. Each store owns its DB, so the kit's
+// Close closes the DB and reopening opens the directory again.
+func TestFingerprintTablesKit(t *testing.T) {
+	simhashtest.Run(t, func(t *testing.T, dir string) simhashtest.Store {
+		db, err := Open(filepath.Join(dir, "db"), Options{})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := ix.Add(0xff01, 3); err != nil {
-		t.Fatal(err)
-	}
-	if ix.Len() != 3 {
-		t.Fatalf("Len %d, want 3", ix.Len())
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	db, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := simhash.NewIndex(simhash.Options{K: 4, Tables: db.FingerprintTables()}); !errors.Is(err, simhash.ErrInvalidOptions) {
-		t.Fatalf("reopen with K=4: err = %v", err)
-	}
-	ix, err = simhash.NewIndex(simhash.Options{Tables: db.FingerprintTables()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ix.Len() != 3 {
-		t.Fatalf("reopened: Len %d, want 3", ix.Len())
-	}
-	got := sortMatches(ix.Near(0xff00))
-	want := []simhash.Match{
-		{Entry: simhash.Entry{Fingerprint: 0xff00, ID: 1}},
-		{Entry: simhash.Entry{Fingerprint: 0xff00, ID: 2}},
-		{Entry: simhash.Entry{Fingerprint: 0xff01, ID: 3}, Distance: 1},
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("Near = %v, want %v", got, want)
-	}
-	if st := ix.Stats(); !st.External || st.Bytes != 0 || st.Len != 3 {
-		t.Fatalf("Stats = %+v", st)
-	}
+		return simhashtest.Store{Tables: db.FingerprintTables(), Close: db.Close, ErrClosed: ErrClosed}
+	})
 }
 
 // TestFingerprintTablesKeyLayout pins the on-disk format.
@@ -317,73 +122,6 @@ func TestFingerprintTablesScanBounds(t *testing.T) {
 	}
 	if err := s.ScanRows([]simhash.Probe{{Table: -1}}, func(int, uint64, uint64) bool { return true }); err == nil {
 		t.Fatal("ScanRows accepted table -1")
-	}
-}
-
-func TestFingerprintTablesConcurrentNearAndAdd(t *testing.T) {
-	db := openTemp(t, filepath.Join(t.TempDir(), "db"))
-	defer db.Close()
-	ix, err := simhash.NewIndex(simhash.Options{Tables: db.FingerprintTables()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(9, 9))
-	fps := make([]uint64, 600)
-	for i := range fps {
-		fps[i] = r.Uint64()
-	}
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	for g := 0; g < 3; g++ {
-		wg.Add(1)
-		r := rand.New(rand.NewPCG(uint64(g), 3))
-		go func() {
-			defer wg.Done()
-			var dst []simhash.Match
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				var err error
-				dst, err = ix.AppendNearErr(dst[:0], fps[r.IntN(len(fps))])
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, m := range dst {
-					if m.Distance > 3 || fps[m.ID] != m.Fingerprint {
-						t.Errorf("bad match %+v", m)
-						return
-					}
-				}
-			}
-		}()
-	}
-	var wwg sync.WaitGroup
-	wwg.Add(2)
-	for w := 0; w < 2; w++ { // two writers: AddBatch serializes them
-		go func() {
-			defer wwg.Done()
-			for i := w; i < len(fps); i += 2 {
-				if err := ix.Add(fps[i], uint64(i)); err != nil {
-					t.Error(err)
-					return
-				}
-				// Once Add has returned, the entry is visible.
-				if !ix.Has(fps[i]) {
-					t.Errorf("entry %d not found after Add", i)
-					return
-				}
-			}
-		}()
-	}
-	wwg.Wait()
-	close(done)
-	wg.Wait()
-	if ix.Len() != len(fps) {
-		t.Fatalf("Len %d, want %d", ix.Len(), len(fps))
 	}
 }
 
