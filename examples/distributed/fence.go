@@ -166,7 +166,9 @@ func (q *Queue) guard(stop <-chan struct{}, p *partition, gen int) {
 		q.mu.Unlock()
 
 		if cc != nil && isClosed(cc.Closed()) {
-			q.restartConsume(p, gen)
+			q.restartConsume(p, gen, "stopped by the client")
+		} else if cc != nil {
+			q.watchStall(ctx, p, gen, now)
 		}
 		if nheld == 0 || fresh {
 			q.unstage(p, gen)
@@ -282,24 +284,84 @@ func (q *Queue) unstage(p *partition, gen int) {
 	}
 }
 
-// restartConsume consumes p again after the client stopped consuming by
-// itself (a terminal pull error).
-func (q *Queue) restartConsume(p *partition, gen int) {
+// restartConsume consumes p again, after the client stopped consuming by
+// itself (a terminal pull error) or the consume stalled, and stops the
+// consume it replaces.
+func (q *Queue) restartConsume(p *partition, gen int, why string) {
 	cc, err := q.consume(p, gen)
 	if err != nil {
-		q.log.Warn("restarting the partition's consumer", "partition", p.id, "err", err)
+		q.log.Warn("restarting the partition's consumer", "partition", p.id, "why", why, "err", err)
 		return
 	}
+	var old jetstream.ConsumeContext
 	q.mu.Lock()
 	if p.owned && p.gen == gen {
-		p.cc, cc = cc, nil
+		old, p.cc, cc = p.cc, cc, nil
+		p.lastDelivery, p.stalls = q.now(), 0
 	}
 	q.mu.Unlock()
-	if cc != nil {
+	if cc != nil { // released meanwhile
 		cc.Stop()
 		return
 	}
-	q.log.Info("partition consumer restarted", "partition", p.id)
+	if old != nil {
+		old.Stop()
+	}
+	q.counters.restarts.Add(1)
+	q.log.Info("partition consumer restarted", "partition", p.id, "why", why)
+}
+
+// stallAfter is how long an owned partition may go without a delivery
+// before its guard asks the server whether messages wait for it.
+func (q *Queue) stallAfter() time.Duration { return max(4*q.cfg.PullExpiry, q.fenceTTL) }
+
+// stalled reports whether a consumer's info shows messages that the
+// server could deliver now and no pull request to deliver them to.
+func stalled(ci *jetstream.ConsumerInfo) bool {
+	return ci.NumPending > 0 && ci.NumWaiting == 0 &&
+		(ci.Config.MaxAckPending <= 0 || ci.NumAckPending < ci.Config.MaxAckPending)
+}
+
+// watchStall restarts partition p's consume if it has stopped pulling
+// while it looks alive: a pull request lost with a server that died, which
+// the client does not always notice. A partition that has had no delivery
+// for stallAfter is checked every stallAfter/2; two answers in a row with
+// messages pending and no pull request waiting (stalled), and still no
+// delivery, restart the consume. A consume that merely waits between two
+// pull requests shows a waiting request again at the next answer.
+func (q *Queue) watchStall(ctx context.Context, p *partition, gen int, now time.Time) {
+	after := q.stallAfter()
+	q.mu.Lock()
+	due := now.Sub(p.lastDelivery) >= after && now.Sub(p.stallAsked) >= after/2
+	if due {
+		p.stallAsked = now
+	}
+	q.mu.Unlock()
+	if !due {
+		return
+	}
+	ictx, cancel := context.WithTimeout(ctx, q.fenceTTL)
+	ci, err := p.consumer.Info(ictx)
+	cancel()
+	if err != nil {
+		return // asked again at the next check
+	}
+	q.mu.Lock()
+	restart := false
+	if p.owned && p.gen == gen {
+		if stalled(ci) && !p.lastDelivery.After(now) {
+			p.stalls++
+		} else {
+			p.stalls = 0
+		}
+		restart = p.stalls >= 2
+	}
+	q.mu.Unlock()
+	if restart {
+		q.log.Info("partition consume stalled", "partition", p.id, "pending", ci.NumPending,
+			"ack_pending", ci.NumAckPending, "waiting", ci.NumWaiting)
+		q.restartConsume(p, gen, "stalled")
+	}
 }
 
 func isClosed(ch <-chan struct{}) bool {

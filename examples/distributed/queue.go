@@ -63,6 +63,7 @@ type queueCounters struct {
 	replayNanos                  atomic.Int64
 	acquired, released           atomic.Int64
 	fenced, holds, probes        atomic.Int64
+	restarts                     atomic.Int64
 }
 
 // QueueStats are a Queue's counters, served by the node at /queue.
@@ -98,6 +99,10 @@ type QueueStats struct {
 	// to make the server pin a client again (see README.md, "Fencing").
 	Holds  int64 `json:"holds"`
 	Probes int64 `json:"probes"`
+	// Restarts counts partition consumes started again: stopped by the
+	// client after a terminal pull error, or stalled (messages pending,
+	// no pull request waiting, nothing delivered; see README.md).
+	Restarts int64 `json:"restarts"`
 }
 
 // partition is one partition's state on this node.
@@ -130,6 +135,14 @@ type partition struct {
 	fetchFrom   time.Time // no lease before this (handover politeness)
 	staged      []*heldMsg
 	kick        chan struct{} // wakes the guard
+
+	// Stall watch of the current acquisition, guarded by Queue.mu (see
+	// Queue.watchStall): when the last message arrived, when the guard
+	// last asked the server about a quiet partition, and how many answers
+	// in a row showed a stalled consume.
+	lastDelivery time.Time
+	stallAsked   time.Time
+	stalls       int
 
 	// Guarded by mu: the seen set, used by the consume callback (one at a
 	// time) and by Done.
@@ -528,6 +541,7 @@ func (q *Queue) QueueStats() QueueStats {
 		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
+		Restarts: c.restarts.Load(),
 	}
 }
 
@@ -666,6 +680,7 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	gen := p.gen
 	p.pin, p.lastDseq, p.confirmed, p.leader, p.checkLeader, p.lost, p.probed = "", 0, time.Time{}, "", false, 0, time.Time{}
 	p.tenure, p.fetchFrom, p.staged = time.Time{}, time.Time{}, nil
+	p.lastDelivery, p.stallAsked, p.stalls = q.now(), time.Time{}, 0
 	q.mu.Unlock()
 	cc, err := q.consume(p, gen)
 	if err != nil {
@@ -843,6 +858,7 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	current := p.owned && p.gen == gen
 	if current {
 		q.notePinLocked(p, m.Headers().Get(pinHeader), md.Sequence.Consumer)
+		p.lastDelivery, p.stalls = q.now(), 0
 	}
 	q.mu.Unlock()
 	if !current {

@@ -1,0 +1,122 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
+	"github.com/crawlkit/crawlkit/frontier"
+)
+
+// silentConsume is a consume that looks alive and pulls nothing: what a
+// client is left with when its pull request died with a server and it did
+// not notice.
+type silentConsume struct{ closed chan struct{} }
+
+func (c silentConsume) Stop()                   {}
+func (c silentConsume) Drain()                  {}
+func (c silentConsume) Closed() <-chan struct{} { return c.closed }
+
+func TestStalledConsumeRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the stall watch (about 10 s)")
+	}
+	srv, err := natsd.Start(natsd.Options{Name: "stall", Port: -1, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Config{NATSURL: srv.ClientURL(), NodeID: "n1", CrawlID: "stall", Partitions: 1,
+		MemberTTL: time.Second, AckWait: 30 * time.Second}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stream, consumers, _, err := setup(ctx, js, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := newQueue(cfg, js, stream, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.close()
+	p := q.parts[0]
+	p.consumer = consumers[0]
+	if err := q.acquire(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	defer q.release(context.Background(), p)
+
+	// The consume stops pulling and still looks alive.
+	q.mu.Lock()
+	live := p.cc
+	p.cc = silentConsume{closed: make(chan struct{})}
+	q.mu.Unlock()
+	live.Stop()
+	<-live.Closed()
+
+	var entries []frontier.Entry
+	for i := range 3 {
+		entries = append(entries, frontier.Entry{URL: fmt.Sprintf("http://a.test/%d", i), Host: "a.test"})
+	}
+	if err := q.Add(entries...); err != nil {
+		t.Fatal(err)
+	}
+	// The guard finds messages pending, no pull request waiting and no
+	// delivery for stallAfter, twice, and consumes again; the messages
+	// arrive.
+	for {
+		q.mu.Lock()
+		held := len(q.held)
+		q.mu.Unlock()
+		if held == len(entries) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d messages delivered; restarts %d", held, len(entries), q.counters.restarts.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r := q.counters.restarts.Load(); r != 1 {
+		t.Errorf("%d restarts, want 1", r)
+	}
+}
+
+// TestStalled checks the stall rule on consumer infos.
+func TestStalled(t *testing.T) {
+	ci := func(pending uint64, waiting, ackPending, maxAckPending int) *jetstream.ConsumerInfo {
+		return &jetstream.ConsumerInfo{NumPending: pending, NumWaiting: waiting, NumAckPending: ackPending,
+			Config: jetstream.ConsumerConfig{MaxAckPending: maxAckPending}}
+	}
+	for _, c := range []struct {
+		name string
+		ci   *jetstream.ConsumerInfo
+		want bool
+	}{
+		{"pending, nobody pulling", ci(5, 0, 0, 100), true},
+		{"pending, a pull waiting", ci(5, 1, 0, 100), false},
+		{"nothing pending", ci(0, 0, 3, 100), false},
+		{"ack pending at its limit: the server holds back", ci(5, 0, 100, 100), false},
+		{"no ack pending limit", ci(5, 0, 100, -1), true},
+	} {
+		if got := stalled(c.ci); got != c.want {
+			t.Errorf("%s: stalled %v, want %v", c.name, got, c.want)
+		}
+	}
+}
