@@ -163,6 +163,12 @@ type Config struct {
 	// so a crawl survives a crash and a later Run with the same DataDir
 	// resumes it. Empty keeps everything in memory.
 	DataDir string
+	// DataDirCacheBytes is the size of the DataDir store's block cache
+	// (Pebble's, allocated outside the Go heap; default 64 MiB). It is
+	// the one part of a DataDir crawl's memory that fills up as the crawl
+	// grows, up to this bound: a larger cache saves disk reads of the
+	// frontier and the near-duplicate tables, a smaller one saves memory.
+	DataDirCacheBytes int64
 	// ExpectedURLs sizes the seen-URL set (default 1 million); it grows
 	// past that without losing precision.
 	ExpectedURLs uint64
@@ -267,6 +273,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Delay < 0 || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 {
 		return c, fmt.Errorf("%w: Delay, MaxCrawlDelay and RetryBackoff must not be negative", ErrConfig)
+	}
+	if c.DataDirCacheBytes < 0 {
+		return c, fmt.Errorf("%w: DataDirCacheBytes %d must not be negative", ErrConfig, c.DataDirCacheBytes)
 	}
 	if c.MaxAttempts < 0 || c.MaxAttempts > 255 {
 		return c, fmt.Errorf("%w: MaxAttempts %d is outside 0..255", ErrConfig, c.MaxAttempts)

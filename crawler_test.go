@@ -349,6 +349,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"bad media type":   {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, MediaTypes: []string{"image"}},
 		"unknown scope":    {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, Scope: crawlkit.Scope(9)},
 		"negative workers": {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, Workers: -2},
+		"negative cache":   {UserAgent: testAgent, Seeds: []string{"http://a.test/"}, DataDir: "x", DataDirCacheBytes: -1},
 	} {
 		if _, err := crawlkit.New(cfg); !errors.Is(err, crawlkit.ErrConfig) {
 			t.Errorf("%s: New() error = %v, want ErrConfig", name, err)

@@ -83,6 +83,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	return &DB{pdb: pdb, cache: cache, writeOpts: wo, dir: dir}, nil
 }
 
+// CacheBytes returns the size of the DB's block cache.
+func (db *DB) CacheBytes() int64 { return db.cache.MaxSize() }
+
 // Dir returns the directory the DB was opened on.
 func (db *DB) Dir() string { return db.dir }
 

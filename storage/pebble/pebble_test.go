@@ -57,3 +57,18 @@ func TestPrefixUpperBound(t *testing.T) {
 		t.Fatalf("next prefix sorts below upper bound")
 	}
 }
+
+func TestCacheBytes(t *testing.T) {
+	for _, c := range []struct{ opt, want int64 }{{0, 64 << 20}, {-5, 64 << 20}, {8 << 20, 8 << 20}} {
+		db, err := Open(filepath.Join(t.TempDir(), "db"), Options{CacheBytes: c.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.CacheBytes(); got != c.want {
+			t.Errorf("CacheBytes %d: cache of %d bytes, want %d", c.opt, got, c.want)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
