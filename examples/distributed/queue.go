@@ -52,6 +52,9 @@ type Queue struct {
 	busyHint    int // the partition found busy last
 
 	counters queueCounters
+	// replayed, if set (by tests), is called for every message a replay
+	// reads.
+	replayed func(seq uint64)
 }
 
 // queueCounters are the Queue's own statistics.
@@ -782,6 +785,13 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
 }
 
+// replayResetAttempts bounds how often a replay's ordered consumer is
+// recreated in one recovery (1 s, 2 s, 4 s apart, plus the requests).
+const replayResetAttempts = 3
+
+// replayStall is how long a replay waits for its next message, in all.
+const replayStall = 30 * time.Second
+
 // replay adds the URLs of partition p's messages with sequence in
 // [from, until) to its seen set, marking the first message of each new URL
 // as open when it lies above the ack floor. It requires p.mu held.
@@ -797,6 +807,12 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		HeadersOnly:    true,
 		// Replays are short-lived: let the server forget them soon.
 		InactiveThreshold: 5 * time.Second,
+		// The client recreates an ordered consumer that lost its
+		// server, by default for ever: a replay stuck in that loop
+		// blocked a node's rebalancing for good during a stream leader
+		// election. After a few attempts the replay fails instead, and
+		// its caller (acquire, or the next delivery) tries again.
+		MaxResetAttempts: replayResetAttempts,
 	})
 	if err != nil {
 		return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
@@ -806,6 +822,12 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
 	}
 	defer it.Stop()
+	// Next watches neither ctx nor its own progress while it recreates
+	// the consumer: stop the iterator when ctx ends, or when no message
+	// has come for replayStall.
+	defer context.AfterFunc(ctx, it.Stop)()
+	stalled := time.AfterFunc(replayStall, it.Stop)
+	defer stalled.Stop()
 	n := int64(0)
 	defer func() {
 		q.counters.replayed.Add(n)
@@ -829,6 +851,10 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 			p.absorb(seq, key)
 		}
 		p.hw = seq
+		if q.replayed != nil {
+			q.replayed(seq)
+		}
+		stalled.Reset(replayStall)
 		if seq+1 >= until {
 			return nil
 		}
