@@ -320,8 +320,45 @@ type Frontier struct {
 	appliedSeq uint64
 	seq        uint64 // sequence numbers without a Store
 	leaseID    uint64
-	notify     chan struct{}
+	waiters    []*waiter // goroutines blocked in Next, first come first
 	stats      Stats
+}
+
+// waiter is a goroutine blocked in Next. Only the first waiter (the
+// leader) sleeps with a timer for the frontier's next wake time; the others
+// sleep until woken. A change that may make work available wakes the
+// leader only, and a waiter that leaves the queue wakes the new leader, so
+// a wake time or an Add wakes one goroutine, not every idle worker, and
+// each lease hands the watch on to the next waiter.
+type waiter struct {
+	ch     chan struct{} // capacity 1: a pending wake-up
+	queued bool
+}
+
+// wake wakes w without blocking; a wake-up already pending suffices.
+func (w *waiter) wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// leave removes w from the waiters and, if it was the leader, wakes the
+// new one. f.mu held.
+func (f *Frontier) leave(w *waiter) {
+	if !w.queued {
+		return
+	}
+	w.queued = false
+	for i, x := range f.waiters {
+		if x == w {
+			f.waiters = append(f.waiters[:i], f.waiters[i+1:]...)
+			if i == 0 && len(f.waiters) > 0 {
+				f.waiters[0].wake()
+			}
+			return
+		}
+	}
 }
 
 // New returns a Frontier. With a Store it reads the store's hosts (one seek
@@ -713,11 +750,17 @@ func (f *Frontier) schedule(h *host, now int64) {
 	f.ready[b].pushBack(readyRef{h: h, tok: h.readyTok})
 }
 
-// signal wakes the goroutines blocked in Next. f.mu held.
+// signal wakes the leading goroutine blocked in Next, which wakes the next
+// one when it leaves; Close wakes them all. f.mu held.
 func (f *Frontier) signal() {
-	if f.notify != nil {
-		close(f.notify)
-		f.notify = nil
+	if f.closed {
+		for _, w := range f.waiters {
+			w.wake()
+		}
+		return
+	}
+	if len(f.waiters) > 0 {
+		f.waiters[0].wake()
 	}
 }
 
@@ -725,9 +768,18 @@ func (f *Frontier) signal() {
 // blocking until there is one or ctx is done. It reads the clock from
 // Options.Now; waiting uses real timers.
 func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
+	var w *waiter
 	for {
 		now := f.now()
-		l, wake, ch, err := f.next(now, true)
+		if w == nil {
+			// Most calls find a ready host at once and never wait.
+			l, _, err := f.next(now, nil)
+			if l != nil || err != nil {
+				return l, err
+			}
+			w = &waiter{ch: make(chan struct{}, 1)}
+		}
+		l, wake, err := f.next(now, w)
 		if l != nil || err != nil {
 			return l, err
 		}
@@ -742,8 +794,11 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			if timer != nil {
 				timer.Stop()
 			}
+			f.mu.Lock()
+			f.leave(w)
+			f.mu.Unlock()
 			return nil, ctx.Err()
-		case <-ch:
+		case <-w.ch:
 		case <-tc:
 		}
 		if timer != nil {
@@ -758,20 +813,30 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 // due time or a lease's expiry), or the zero time if nothing will happen
 // before the next Add or Done. It never blocks.
 func (f *Frontier) NextAt(now time.Time) (*Lease, time.Time, error) {
-	l, wake, _, err := f.next(now, false)
-	return l, wake, err
+	return f.next(now, nil)
 }
 
-func (f *Frontier) next(now time.Time, wantCh bool) (*Lease, time.Time, <-chan struct{}, error) {
+// next leases the best ready URL at now. Without one it returns the next
+// wake time, and with a waiter w it queues w (if it is not queued yet) and
+// returns the wake time only if w leads the queue (the zero time
+// otherwise: w sleeps until woken). A waiter that gets a lease, or an
+// error, leaves the queue.
+func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 	n := now.UnixNano()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return nil, time.Time{}, nil, ErrClosed
+		if w != nil {
+			f.leave(w)
+		}
+		return nil, time.Time{}, ErrClosed
 	}
 	f.expire(n)
 	if err := f.promote(n); err != nil {
-		return nil, time.Time{}, nil, err
+		if w != nil {
+			f.leave(w)
+		}
+		return nil, time.Time{}, err
 	}
 	for {
 		h := f.popReady()
@@ -781,27 +846,50 @@ func (f *Frontier) next(now time.Time, wantCh bool) (*Lease, time.Time, <-chan s
 		it, ok, err := f.take(h)
 		if err != nil {
 			f.schedule(h, n)
-			return nil, time.Time{}, nil, err
+			if w != nil {
+				f.leave(w)
+			}
+			return nil, time.Time{}, err
 		}
 		if !ok {
 			f.schedule(h, n)
 			continue
 		}
 		l := f.lease(h, it, n)
-		return l, time.Time{}, nil, nil
+		if w != nil {
+			f.leave(w)
+		}
+		if len(f.waiters) > 0 && f.anyReady() {
+			// More work is ready now: hand it on.
+			f.waiters[0].wake()
+		}
+		return l, time.Time{}, nil
+	}
+	if w != nil {
+		if !w.queued {
+			w.queued = true
+			f.waiters = append(f.waiters, w)
+		}
+		if f.waiters[0] != w {
+			return nil, time.Time{}, nil
+		}
 	}
 	wake := f.wakeAt()
-	var ch chan struct{}
-	if wantCh {
-		if f.notify == nil {
-			f.notify = make(chan struct{})
-		}
-		ch = f.notify
-	}
 	if wake == math.MaxInt64 {
-		return nil, time.Time{}, ch, nil
+		return nil, time.Time{}, nil
 	}
-	return nil, time.Unix(0, wake), ch, nil
+	return nil, time.Unix(0, wake), nil
+}
+
+// anyReady reports whether some host may be ready (its ready entry may be
+// stale, which costs a waiter one wasted wake-up). f.mu held.
+func (f *Frontier) anyReady() bool {
+	for b := range f.ready {
+		if f.ready[b].len() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // lease hands out it from h. f.mu held.

@@ -387,7 +387,7 @@ func TestNextBlocking(t *testing.T) {
 	// Wait until the goroutine is blocked on the notification channel.
 	for {
 		f.mu.Lock()
-		waiting := f.notify != nil
+		waiting := len(f.waiters) > 0
 		f.mu.Unlock()
 		if waiting {
 			break
@@ -414,7 +414,7 @@ func TestNextBlocking(t *testing.T) {
 	}()
 	for {
 		f.mu.Lock()
-		waiting := f.notify != nil
+		waiting := len(f.waiters) > 0
 		f.mu.Unlock()
 		if waiting {
 			break
