@@ -203,6 +203,8 @@ func (n *Node) Run(ctx context.Context) error {
 // when it has stopped.
 func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done chan<- struct{}) {
 	defer close(done)
+	var acquiring sync.WaitGroup // acquisitions in flight, ended by ctx
+	defer acquiring.Wait()
 	var prev []string
 	// Nodes started together should see each other before the first
 	// assignment, or the first one takes every partition and hands most
@@ -247,31 +249,41 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 		for _, p := range Assignment(live, n.cfg.Partitions, n.cfg.NodeID) {
 			want[p] = true
 		}
-		n.reconcile(ctx, q, want)
+		n.reconcile(ctx, q, want, &acquiring)
 	}
 }
 
-// reconcile releases the owned partitions not in want and acquires those in
-// want that are not owned, concurrently; a failed acquisition is retried on
-// a later call, with a backoff from 250 ms doubling up to MemberTTL.
-func (n *Node) reconcile(ctx context.Context, q *Queue, want map[int]bool) {
+// reconcile releases the owned partitions not in want, and waits for the
+// releases; it starts acquiring those in want that are neither owned nor
+// being acquired, and does not wait for those: an acquisition replays its
+// partition, which can take a while (a large partition, a leader
+// election), and meanwhile the other partitions must still move. A failed
+// acquisition is retried on a later call, with a backoff from 250 ms
+// doubling up to MemberTTL. An acquisition that ends after its partition
+// stopped being wanted is released by the next call.
+func (n *Node) reconcile(ctx context.Context, q *Queue, want map[int]bool, acquiring *sync.WaitGroup) {
 	var wg sync.WaitGroup
 	now := time.Now()
 	for _, p := range q.parts {
 		q.mu.Lock()
-		owned, retryAt := p.owned, p.retryAt
+		owned, retryAt, busy := p.owned, p.retryAt, p.acquiring
+		start := !owned && !busy && want[p.id] && !now.Before(retryAt)
+		if start {
+			p.acquiring = true
+		}
 		q.mu.Unlock()
 		switch {
 		case owned && !want[p.id]:
 			wg.Add(1)
 			go func() { defer wg.Done(); q.release(ctx, p) }()
-		case !owned && want[p.id] && !now.Before(retryAt):
-			wg.Add(1)
+		case start:
+			acquiring.Add(1)
 			go func() {
-				defer wg.Done()
+				defer acquiring.Done()
 				err := q.acquire(ctx, p)
 				q.mu.Lock()
 				defer q.mu.Unlock()
+				p.acquiring = false
 				if err == nil || ctx.Err() != nil {
 					p.retryAt, p.backoff = time.Time{}, 0
 					return

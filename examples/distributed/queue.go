@@ -121,9 +121,11 @@ type partition struct {
 	stop   chan struct{} // closed to end the acquisition's guard
 	leased int           // leases handed out and not settled
 	nheld  int           // messages of the partition in Queue.held
-	// retryAt and backoff pace failed acquisitions (rebalance).
-	retryAt time.Time
-	backoff time.Duration
+	// retryAt and backoff pace failed acquisitions (rebalance);
+	// acquiring is set while an acquisition runs.
+	retryAt   time.Time
+	backoff   time.Duration
+	acquiring bool
 
 	// Fencing state of the current acquisition, guarded by Queue.mu
 	// (see fence.go).
