@@ -39,6 +39,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// embeddedServer starts a JetStream server in the test process, stopped
+// when the test ends, and returns its client URL.
+func embeddedServer(t *testing.T, name string) string {
+	t.Helper()
+	srv, err := natsd.Start(natsd.Options{Name: name, Port: -1, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return srv.ClientURL()
+}
+
 // testNode is a Queue of its own NATS connection, as in one node process.
 type testNode struct {
 	q  *Queue
@@ -97,19 +109,15 @@ func (n *testNode) pin() string {
 // that the pin is not its own, and B must wait out the handover hold before
 // its first lease.
 func TestPinMoveFencesTheOldHolder(t *testing.T) {
-	srv, err := natsd.Start(natsd.Options{Name: "fence", Port: -1, StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	url := embeddedServer(t, "fence")
 	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	cfg, err := Config{NATSURL: srv.ClientURL(), NodeID: "a", CrawlID: "fence", Partitions: 1,
+	cfg, err := Config{NATSURL: url, NodeID: "a", CrawlID: "fence", Partitions: 1,
 		MemberTTL: 2 * time.Second, AckWait: time.Minute, HandoverHold: 5 * time.Second, Now: clk.Now}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newTestNode(t, srv.ClientURL(), cfg)
-	b := newTestNode(t, srv.ClientURL(), cfg)
+	a := newTestNode(t, url, cfg)
+	b := newTestNode(t, url, cfg)
 	ctx := context.Background()
 
 	// A consumes the partition: a first delivery ever, so no hold; its

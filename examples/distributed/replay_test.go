@@ -6,11 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/crawlkit/crawlkit/bloom"
-	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
 	"github.com/crawlkit/crawlkit/frontier"
 )
 
@@ -18,35 +14,12 @@ import (
 // partition holding n URLs.
 func replayQueue(t *testing.T, n int) (*Queue, *partition) {
 	t.Helper()
-	srv, err := natsd.Start(natsd.Options{Name: "replay", Port: -1, StoreDir: t.TempDir()})
+	url := embeddedServer(t, "replay")
+	cfg, err := Config{NATSURL: url, NodeID: "n1", CrawlID: "replay", Partitions: 1}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Config{NATSURL: srv.ClientURL(), NodeID: "n1", CrawlID: "replay", Partitions: 1}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	stream, _, _, err := setup(ctx, js, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := newQueue(cfg, js, stream, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.close() })
+	q := newTestNode(t, url, cfg).q
 	for i := range n {
 		if err := q.Add(frontier.Entry{URL: fmt.Sprintf("http://a.test/%d", i), Host: "a.test"}); err != nil {
 			t.Fatal(err)

@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
 	"github.com/crawlkit/crawlkit/frontier"
 )
 
@@ -26,38 +24,16 @@ func TestStalledConsumeRestarted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the stall watch (about 10 s)")
 	}
-	srv, err := natsd.Start(natsd.Options{Name: "stall", Port: -1, StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Config{NATSURL: srv.ClientURL(), NodeID: "n1", CrawlID: "stall", Partitions: 1,
+	url := embeddedServer(t, "stall")
+	cfg, err := Config{NATSURL: url, NodeID: "n1", CrawlID: "stall", Partitions: 1,
 		MemberTTL: time.Second, AckWait: 30 * time.Second}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := newTestNode(t, url, cfg)
+	q, p := n.q, n.p
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stream, consumers, _, err := setup(ctx, js, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := newQueue(cfg, js, stream, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.close()
-	p := q.parts[0]
-	p.consumer = consumers[0]
 	if err := q.acquire(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -81,18 +57,11 @@ func TestStalledConsumeRestarted(t *testing.T) {
 	// The guard finds messages pending, no pull request waiting and no
 	// delivery for stallAfter, twice, and consumes again; the messages
 	// arrive.
-	for {
+	waitFor(t, "the messages, after a restart", func() bool {
 		q.mu.Lock()
-		held := len(q.held)
-		q.mu.Unlock()
-		if held == len(entries) {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d messages delivered; restarts %d", held, len(entries), q.counters.restarts.Load())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer q.mu.Unlock()
+		return len(q.held) == len(entries)
+	})
 	if r := q.counters.restarts.Load(); r != 1 {
 		t.Errorf("%d restarts, want 1", r)
 	}
