@@ -828,8 +828,8 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 	// the consumer: stop the iterator when ctx ends, or when no message
 	// has come for replayStall.
 	defer context.AfterFunc(ctx, it.Stop)()
-	stalled := time.AfterFunc(replayStall, it.Stop)
-	defer stalled.Stop()
+	quiet := time.AfterFunc(replayStall, it.Stop)
+	defer quiet.Stop()
 	n := int64(0)
 	defer func() {
 		q.counters.replayed.Add(n)
@@ -856,7 +856,7 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		if q.replayed != nil {
 			q.replayed(seq)
 		}
-		stalled.Reset(replayStall)
+		quiet.Reset(replayStall)
 		if seq+1 >= until {
 			return nil
 		}
