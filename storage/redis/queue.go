@@ -12,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/idle"
 	"github.com/crawlkit/crawlkit/storage/internal/settle"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
@@ -64,9 +65,11 @@ type QueueOptions struct {
 	// Schedule decides recrawls of successful URLs. Nil means no recrawl
 	// unless an Outcome sets RecrawlAt.
 	Schedule frontier.Schedule
-	// PollInterval is the longest Next waits before asking the server
-	// again when nothing is ready: other processes may add URLs or settle
-	// leases at any time. Zero means 200 ms.
+	// PollInterval is the longest the Queue's waiting Next calls go
+	// without asking the server again when nothing is ready: other
+	// processes may add URLs or settle leases at any time. One waiting
+	// call asks; the others sleep until it finds work or this Queue adds
+	// URLs. Zero means 200 ms.
 	PollInterval time.Duration
 	// OpTimeout bounds each operation of the methods that take no context
 	// (Add, NextAt, Done, BlockHost, Stats). Zero means 30 s.
@@ -109,6 +112,9 @@ type Queue struct {
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
+	// idle lets one of this handle's goroutines waiting in Next poll
+	// the database while the others sleep (see storage/internal/idle).
+	idle idle.Gate
 
 	mu     sync.Mutex
 	closed bool
@@ -295,6 +301,9 @@ func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.En
 	q.mu.Lock()
 	q.stats.Added += uint64(added)
 	q.mu.Unlock()
+	if added > 0 {
+		q.idle.Wake() // this handle's sleepers poll now
+	}
 	return added, nil
 }
 
@@ -399,10 +408,15 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 }
 
 // Next returns a lease, waiting until one is available or ctx is done. While
-// nothing is ready it asks the server again when the earliest host may
-// become ready, and at least every PollInterval (other processes add and
-// settle URLs). Lost connections are waited out; other errors are returned.
+// nothing is ready, one of the waiting calls asks the server again when the
+// earliest host may become ready, and at least every PollInterval (other
+// processes add and settle URLs); the others sleep until it finds work, it
+// stops waiting, or this Queue adds URLs, so idle workers cost one script
+// call per interval, not one each. Lost connections are waited out; other
+// errors are returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
+	turn := q.idle.Enter()
+	defer turn.Leave()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -428,15 +442,11 @@ func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
 		default:
 			return nil, err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-q.ctx.Done():
-			t.Stop()
+		if !turn.Sleep(ctx, q.ctx.Done(), wait) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			return nil, frontier.ErrClosed
-		case <-t.C:
 		}
 	}
 }

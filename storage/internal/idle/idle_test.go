@@ -1,0 +1,159 @@
+package idle
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitUntil polls cond; the minute is a bound for a stuck test, not a
+// timing assertion.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (g *Gate) state() (polling bool, sleepers int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.polling, g.sleepers
+}
+
+// store is a fake shared store: polls find work while work > 0, and the
+// test records which waiter asked.
+type store struct {
+	mu    sync.Mutex
+	work  int
+	polls map[int]int // polls per waiter since the last reset
+}
+
+func (s *store) poll(id int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls[id]++
+	if s.work > 0 {
+		s.work--
+		return true
+	}
+	return false
+}
+
+func (s *store) pollers() (ids, total int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.polls {
+		ids++
+		total += n
+	}
+	return ids, total
+}
+
+func (s *store) reset() {
+	s.mu.Lock()
+	s.polls = map[int]int{}
+	s.mu.Unlock()
+}
+
+func (s *store) add(n int) {
+	s.mu.Lock()
+	s.work += n
+	s.mu.Unlock()
+}
+
+// waiter is a Next loop on the fake store.
+func waiter(ctx context.Context, g *Gate, s *store, id int, every time.Duration, got *atomic.Int64) {
+	for {
+		turn := g.Enter()
+		for !s.poll(id) {
+			if !turn.Sleep(ctx, nil, every) {
+				turn.Leave()
+				return
+			}
+		}
+		turn.Leave()
+		got.Add(1)
+	}
+}
+
+// TestOnePollerWhileIdle checks that of eight idle waiters only one keeps
+// asking the store, that work found by it wakes the others, and that Wake
+// and the end of the context reach every sleeper.
+func TestOnePollerWhileIdle(t *testing.T) {
+	var g Gate
+	s := &store{polls: map[int]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for id := range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); waiter(ctx, &g, s, id, time.Millisecond, &got) }()
+	}
+	waitUntil(t, "eight sleepers", func() bool { _, n := g.state(); return n == 8 })
+	if polling, _ := g.state(); !polling {
+		t.Fatal("eight idle waiters and no poller")
+	}
+
+	// From here on only the poller asks, however long the store stays
+	// empty.
+	s.reset()
+	waitUntil(t, "50 idle polls", func() bool { _, total := s.pollers(); return total >= 50 })
+	if ids, total := s.pollers(); ids != 1 {
+		t.Fatalf("%d polls from %d waiters while idle; want one waiter", total, ids)
+	}
+
+	// Work appears: the poller takes one item and wakes the others, who
+	// take the rest.
+	s.add(5)
+	waitUntil(t, "the work taken", func() bool { return got.Load() == 5 })
+	waitUntil(t, "eight sleepers again", func() bool { _, n := g.state(); return n == 8 })
+	s.reset()
+	waitUntil(t, "50 idle polls", func() bool { _, total := s.pollers(); return total >= 50 })
+	if ids, _ := s.pollers(); ids != 1 {
+		t.Fatalf("after the work: %d waiters polling while idle, want one", ids)
+	}
+
+	cancel()
+	wg.Wait()
+	if polling, n := g.state(); polling || n != 0 {
+		t.Fatalf("after the end: polling %v, %d sleepers", polling, n)
+	}
+}
+
+// TestWakeReachesSleepers checks that Wake makes every sleeper, the
+// followers without timers included, poll again, and that a closed
+// channel ends Sleep.
+func TestWakeReachesSleepers(t *testing.T) {
+	var g Gate
+	closed := make(chan struct{})
+	var polls atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			turn := g.Enter()
+			defer turn.Leave()
+			for {
+				polls.Add(1)
+				if !turn.Sleep(context.Background(), closed, time.Hour) {
+					return
+				}
+			}
+		}()
+	}
+	waitUntil(t, "four sleepers", func() bool { _, n := g.state(); return n == 4 })
+	if p := polls.Load(); p != 4 {
+		t.Fatalf("%d polls before Wake, want 4", p)
+	}
+	g.Wake()
+	waitUntil(t, "a poll by every sleeper", func() bool { return polls.Load() == 8 })
+	waitUntil(t, "four sleepers again", func() bool { _, n := g.state(); return n == 4 })
+	close(closed)
+	wg.Wait()
+}
