@@ -343,10 +343,10 @@ func (w *waiter) wake() {
 	}
 }
 
-// leave removes w from the waiters and, if it was the leader, wakes the
-// new one. f.mu held.
+// leave removes w (nil: none) from the waiters and, if it was the leader,
+// wakes the new one. f.mu held.
 func (f *Frontier) leave(w *waiter) {
-	if !w.queued {
+	if w == nil || !w.queued {
 		return
 	}
 	w.queued = false
@@ -826,16 +826,12 @@ func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		if w != nil {
-			f.leave(w)
-		}
+		f.leave(w)
 		return nil, time.Time{}, ErrClosed
 	}
 	f.expire(n)
 	if err := f.promote(n); err != nil {
-		if w != nil {
-			f.leave(w)
-		}
+		f.leave(w)
 		return nil, time.Time{}, err
 	}
 	for {
@@ -846,9 +842,7 @@ func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 		it, ok, err := f.take(h)
 		if err != nil {
 			f.schedule(h, n)
-			if w != nil {
-				f.leave(w)
-			}
+			f.leave(w)
 			return nil, time.Time{}, err
 		}
 		if !ok {
@@ -856,9 +850,7 @@ func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 			continue
 		}
 		l := f.lease(h, it, n)
-		if w != nil {
-			f.leave(w)
-		}
+		f.leave(w)
 		if len(f.waiters) > 0 && f.anyReady() {
 			// More work is ready now: hand it on.
 			f.waiters[0].wake()
