@@ -165,12 +165,16 @@ func (q *Queue) guard(stop <-chan struct{}, p *partition, gen int) {
 		fresh := !p.confirmed.IsZero() && now.Sub(p.confirmed) < q.fenceTTL/4
 		q.mu.Unlock()
 
-		if cc != nil && isClosed(cc.Closed()) {
+		stopped := cc != nil && isClosed(cc.Closed())
+		if stopped {
 			q.restartConsume(p, gen, "stopped by the client")
-		} else if cc != nil {
-			q.watchStall(ctx, p, gen, now)
 		}
-		if nheld == 0 || fresh {
+		// One consumer info answers both questions: is the pin still
+		// this node's (while it holds messages), and has the consume
+		// stalled (when the partition has been quiet).
+		watch := cc != nil && !stopped && q.stallCheckDue(p, now)
+		confirm := nheld > 0 && !fresh
+		if !watch && !confirm {
 			q.unstage(p, gen)
 			continue
 		}
@@ -179,10 +183,21 @@ func (q *Queue) guard(stop <-chan struct{}, p *partition, gen int) {
 		ci, err := p.consumer.Info(ictx)
 		cancel()
 		if err != nil {
+			if !confirm {
+				q.unstage(p, gen) // the stall check is asked again later
+				continue
+			}
 			if ctx.Err() == nil {
 				q.log.Debug("confirming the pin", "partition", p.id, "err", err)
 			}
 			continue // the confirmation ages out: fenced
+		}
+		if watch {
+			q.noteStall(p, gen, now, ci)
+		}
+		if !confirm {
+			q.unstage(p, gen)
+			continue
 		}
 		pinned, leader := pinnedClient(ci), consumerLeader(ci)
 		q.mu.Lock()
@@ -322,30 +337,27 @@ func stalled(ci *jetstream.ConsumerInfo) bool {
 		(ci.Config.MaxAckPending <= 0 || ci.NumAckPending < ci.Config.MaxAckPending)
 }
 
-// watchStall restarts partition p's consume if it has stopped pulling
-// while it looks alive: a pull request lost with a server that died, which
-// the client does not always notice. A partition that has had no delivery
-// for stallAfter is checked every stallAfter/2; two answers in a row with
-// messages pending and no pull request waiting (stalled), and still no
-// delivery, restart the consume. A consume that merely waits between two
-// pull requests shows a waiting request again at the next answer.
-func (q *Queue) watchStall(ctx context.Context, p *partition, gen int, now time.Time) {
+// stallCheckDue reports whether the guard should ask the server whether
+// partition p's consume has stalled, while it looks alive (a pull request
+// lost with a server that died, which the client does not always notice):
+// when p has had no delivery for stallAfter, every stallAfter/2.
+func (q *Queue) stallCheckDue(p *partition, now time.Time) bool {
 	after := q.stallAfter()
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	due := now.Sub(p.lastDelivery) >= after && now.Sub(p.stallAsked) >= after/2
 	if due {
 		p.stallAsked = now
 	}
-	q.mu.Unlock()
-	if !due {
-		return
-	}
-	ictx, cancel := context.WithTimeout(ctx, q.fenceTTL)
-	ci, err := p.consumer.Info(ictx)
-	cancel()
-	if err != nil {
-		return // asked again at the next check
-	}
+	return due
+}
+
+// noteStall applies a consumer info asked for by a stall check started at
+// now: two answers in a row with messages pending and no pull request
+// waiting (stalled), and still no delivery, restart the consume. A consume
+// that merely waits between two pull requests shows a waiting request
+// again at the next answer.
+func (q *Queue) noteStall(p *partition, gen int, now time.Time, ci *jetstream.ConsumerInfo) {
 	q.mu.Lock()
 	restart := false
 	if p.owned && p.gen == gen {

@@ -142,7 +142,7 @@ type partition struct {
 	kick        chan struct{} // wakes the guard
 
 	// Stall watch of the current acquisition, guarded by Queue.mu (see
-	// Queue.watchStall): when the last message arrived, when the guard
+	// Queue.stallCheckDue): when the last message arrived, when the guard
 	// last asked the server about a quiet partition, and how many answers
 	// in a row showed a stalled consume.
 	lastDelivery time.Time
@@ -791,9 +791,6 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 // recreated in one recovery (1 s, 2 s, 4 s apart, plus the requests).
 const replayResetAttempts = 3
 
-// replayStall is how long a replay waits for its next message, in all.
-const replayStall = 30 * time.Second
-
 // replay adds the URLs of partition p's messages with sequence in
 // [from, until) to its seen set, marking the first message of each new URL
 // as open when it lies above the ack floor. It requires p.mu held.
@@ -824,12 +821,8 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		return fmt.Errorf("distributed: replaying partition %d: %w", p.id, err)
 	}
 	defer it.Stop()
-	// Next watches neither ctx nor its own progress while it recreates
-	// the consumer: stop the iterator when ctx ends, or when no message
-	// has come for replayStall.
+	// Next does not watch ctx: stop the iterator when ctx ends.
 	defer context.AfterFunc(ctx, it.Stop)()
-	quiet := time.AfterFunc(replayStall, it.Stop)
-	defer quiet.Stop()
 	n := int64(0)
 	defer func() {
 		q.counters.replayed.Add(n)
@@ -856,7 +849,6 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		if q.replayed != nil {
 			q.replayed(seq)
 		}
-		quiet.Reset(replayStall)
 		if seq+1 >= until {
 			return nil
 		}
