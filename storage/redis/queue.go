@@ -415,40 +415,11 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 // call per interval, not one each. Lost connections are waited out; other
 // errors are returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
-	turn := q.idle.Enter()
-	defer turn.Leave()
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		now := q.now()
-		opCtx, cancel := q.opContext()
-		stop := context.AfterFunc(ctx, cancel)
-		ls, at, err := q.LeaseAt(opCtx, now, 1)
-		stop()
-		cancel()
-		wait := q.opts.PollInterval
-		switch {
-		case err == nil && len(ls) > 0:
-			return ls[0], nil
-		case err == nil:
-			if !at.IsZero() {
-				wait = min(wait, max(at.Sub(now), time.Millisecond))
-			}
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.Is(err, ErrUnavailable):
-			q.log.Warn("redis queue: waiting for the server", "err", err)
-		default:
-			return nil, err
-		}
-		if !turn.Sleep(ctx, q.ctx.Done(), wait) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			return nil, frontier.ErrClosed
-		}
-	}
+	return q.idle.Next(ctx, idle.Source{
+		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
+		LeaseAt: q.LeaseAt, Unavailable: ErrUnavailable,
+		OnUnavailable: func(err error) { q.log.Warn("redis queue: waiting for the server", "err", err) },
+	})
 }
 
 // Done settles l with outcome o, reading the clock from QueueOptions.Now.

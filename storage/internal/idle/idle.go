@@ -5,12 +5,16 @@
 // nothing. With a Gate, one waiting goroutine (the poller) asks on the timer
 // while the others sleep until they are woken: when the poller leaves (it
 // found work, or stopped waiting), or when Wake reports local work.
+// Gate.Next is the whole waiting loop of both queues' Next.
 package idle
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/crawlkit/crawlkit/frontier"
 )
 
 // Gate is where the goroutines waiting for work meet. The zero value is
@@ -98,5 +102,67 @@ func (g *Gate) wakeLocked() {
 	if g.sleepers > 0 && g.woken != nil {
 		close(g.woken)
 		g.woken = nil
+	}
+}
+
+// Source is what Gate.Next needs of a shared queue.
+type Source struct {
+	// Ctx is the queue's own context, ended when the queue is closed; it
+	// also bounds each lease call (with OpTimeout).
+	Ctx       context.Context
+	OpTimeout time.Duration
+	// PollInterval is the longest the poller sleeps between two calls.
+	PollInterval time.Duration
+	// Now is the queue's clock.
+	Now func() time.Time
+	// LeaseAt leases up to n URLs at now; with none it also returns when
+	// a host may be ready (zero: unknown).
+	LeaseAt func(ctx context.Context, now time.Time, n int) ([]*frontier.Lease, time.Time, error)
+	// Unavailable is the queue's error for a lost database connection
+	// (errors.Is): it is logged and waited out, not returned.
+	Unavailable error
+	// OnUnavailable logs such an error.
+	OnUnavailable func(err error)
+}
+
+// Next is a shared queue's Next: it leases one URL, waiting until one is
+// available, ctx ends (its error) or the queue closes (frontier.ErrClosed).
+// While nothing is ready, one of the goroutines waiting at g asks again when
+// the earliest host may be ready, and at least every PollInterval; the
+// others sleep until it finds work, it stops waiting, or Wake.
+func (g *Gate) Next(ctx context.Context, src Source) (*frontier.Lease, error) {
+	turn := g.Enter()
+	defer turn.Leave()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		now := src.Now()
+		opCtx, cancel := context.WithTimeout(src.Ctx, src.OpTimeout)
+		stop := context.AfterFunc(ctx, cancel)
+		ls, at, err := src.LeaseAt(opCtx, now, 1)
+		stop()
+		cancel()
+		wait := src.PollInterval
+		switch {
+		case err == nil && len(ls) > 0:
+			return ls[0], nil
+		case err == nil:
+			if !at.IsZero() {
+				wait = min(wait, max(at.Sub(now), time.Millisecond))
+			}
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, src.Unavailable):
+			src.OnUnavailable(err)
+		default:
+			return nil, err
+		}
+		if !turn.Sleep(ctx, src.Ctx.Done(), wait) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, frontier.ErrClosed
+		}
 	}
 }
