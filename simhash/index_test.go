@@ -6,63 +6,8 @@ package simhash
 import (
 	"errors"
 	"math/rand/v2"
-	"sync"
 	"testing"
 )
-
-func TestIndexConcurrentReadsAndAdds(t *testing.T) {
-	ix, err := NewIndex(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(9, 9))
-	fps := make([]uint64, 3000)
-	for i := range fps {
-		fps[i] = r.Uint64()
-	}
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	for g := 0; g < 3; g++ {
-		wg.Add(1)
-		r := rand.New(rand.NewPCG(uint64(g), 1)) // one source per reader
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				// Anything found must be a real match at its distance.
-				for _, m := range ix.Near(fps[r.IntN(len(fps))]) {
-					if m.Distance > 3 || fps[m.ID] != m.Fingerprint {
-						t.Errorf("bad match %+v", m)
-						return
-					}
-				}
-			}
-		}()
-	}
-	for i, fp := range fps {
-		if err := ix.Add(fp, uint64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(done)
-	wg.Wait()
-	// Once Add has returned, the entry is visible.
-	for i, fp := range fps {
-		found := false
-		for _, m := range ix.Near(fp) {
-			if m.ID == uint64(i) && m.Distance == 0 {
-				found = true
-			}
-		}
-		if !found {
-			t.Fatalf("entry %d not found after Add", i)
-		}
-	}
-}
 
 type brokenStore struct{ MemoryStore }
 

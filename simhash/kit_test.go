@@ -32,6 +32,21 @@ func TestMemoryTablesKit(t *testing.T) {
 	})
 }
 
+// TestIndexConcurrentReadsAndAdds runs CheckConcurrent on an Index in
+// memory (the table store's case is the kit's IndexConcurrent).
+func TestIndexConcurrentReadsAndAdds(t *testing.T) {
+	ix, err := simhash.NewIndex(simhash.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	fps := make([]uint64, 3000)
+	for i := range fps {
+		fps[i] = r.Uint64()
+	}
+	simhashtest.CheckConcurrent(t, ix, fps)
+}
+
 func TestIndexMatchesLinearScan(t *testing.T) {
 	for _, tc := range []struct{ k, blocks int }{
 		{3, 0}, {3, 4}, {3, 5}, {3, 7}, {3, 8}, {2, 0}, {1, 0}, {4, 0}, {4, 5}, {4, 9},

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/crawlkit/crawlkit/simhash"
@@ -226,4 +227,73 @@ func Adversarial() (entries []simhash.Entry, queries []uint64) {
 		queries = append(queries, base^(0b111<<b), base^(0b1111<<b), 0b111<<b)
 	}
 	return entries, queries
+}
+
+// CheckConcurrent adds fps to ix (fps[i] with id i) from two goroutines
+// while three others query it. Every match a query returns must be a
+// stored entry at its true distance, within ix.K(); an entry must be found
+// by Has as soon as its Add returns, and by a query for its fingerprint
+// once all are added. ix must start empty.
+func CheckConcurrent(t testing.TB, ix *simhash.Index, fps []uint64) {
+	t.Helper()
+	var readers sync.WaitGroup
+	done := make(chan struct{})
+	for g := 0; g < 3; g++ {
+		r := rand.New(rand.NewPCG(uint64(g), 2)) // one source per reader
+		readers.Go(func() {
+			var dst []simhash.Match
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				q := fps[r.IntN(len(fps))]
+				var err error
+				dst, err = ix.AppendNearErr(dst[:0], q)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Anything found must be a real entry at its distance.
+				for _, m := range dst {
+					if m.ID >= uint64(len(fps)) || fps[m.ID] != m.Fingerprint || m.Distance != bits.OnesCount64(m.Fingerprint^q) || m.Distance > ix.K() {
+						t.Errorf("query %016x: bad match %+v", q, m)
+						return
+					}
+				}
+			}
+		})
+	}
+	var writers sync.WaitGroup
+	for w := 0; w < 2; w++ { // two writers: the Index serializes their PutRows
+		writers.Go(func() {
+			for i := w; i < len(fps); i += 2 {
+				if err := ix.Add(fps[i], uint64(i)); err != nil {
+					t.Error(err)
+					return
+				}
+				// Once Add has returned, the entry is visible.
+				if !ix.Has(fps[i]) {
+					t.Errorf("entry %d not found by Has after its Add returned", i)
+					return
+				}
+			}
+		})
+	}
+	writers.Wait()
+	close(done)
+	readers.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, fp := range fps {
+		ms, err := ix.AppendNearErr(nil, fp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(ms, func(m simhash.Match) bool { return m.ID == uint64(i) && m.Distance == 0 }) {
+			t.Fatalf("entry %d not found after the writers finished: %v", i, ms)
+		}
+	}
 }

@@ -59,8 +59,8 @@
 //
 // The helpers the scenarios are built from are exported for tests of an
 // Index or of code built on it: LinearNear, SortMatches and FlipBits,
-// CheckExact and CheckQueries to compare an Index with a linear scan, and
-// the data builders Clusters, AddClusters and Adversarial. The scenarios
+// CheckExact and CheckQueries to compare an Index with a linear scan,
+// CheckConcurrent to query an Index while it grows, and the data builders Clusters, AddClusters and Adversarial. The scenarios
 // use fixed random seeds, so a failure repeats.
 package simhashtest
 
@@ -68,11 +68,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -646,7 +644,7 @@ func testIndexReopen(t *testing.T, open Opener) {
 }
 
 // testIndexConcurrent runs Near and Has concurrently with Add from two
-// writers.
+// writers (CheckConcurrent) on an Index with a table store.
 func testIndexConcurrent(t *testing.T, open Opener) {
 	s := openStore(t, open, t.TempDir())
 	ix := newIndex(t, simhash.Options{Tables: s.Tables})
@@ -655,67 +653,11 @@ func testIndexConcurrent(t *testing.T, open Opener) {
 	for i := range fps {
 		fps[i] = r.Uint64()
 	}
-	var readers sync.WaitGroup
-	done := make(chan struct{})
-	for g := 0; g < 3; g++ {
-		r := rand.New(rand.NewPCG(uint64(g), 2)) // one source per reader
-		readers.Go(func() {
-			var dst []simhash.Match
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				q := fps[r.IntN(len(fps))]
-				var err error
-				dst, err = ix.AppendNearErr(dst[:0], q)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				// Anything found must be a real entry at its distance.
-				for _, m := range dst {
-					if m.ID >= uint64(len(fps)) || fps[m.ID] != m.Fingerprint || m.Distance != bits.OnesCount64(m.Fingerprint^q) || m.Distance > ix.K() {
-						t.Errorf("query %016x: bad match %+v", q, m)
-						return
-					}
-				}
-			}
-		})
-	}
-	var writers sync.WaitGroup
-	for w := 0; w < 2; w++ { // two writers: the Index serializes their PutRows
-		writers.Go(func() {
-			for i := w; i < len(fps); i += 2 {
-				if err := ix.Add(fps[i], uint64(i)); err != nil {
-					t.Error(err)
-					return
-				}
-				// Once Add has returned, the entry is visible.
-				if !ix.Has(fps[i]) {
-					t.Errorf("entry %d not found by Has after its Add returned", i)
-					return
-				}
-			}
-		})
-	}
-	writers.Wait()
-	close(done)
-	readers.Wait()
+	CheckConcurrent(t, ix, fps)
 	if t.Failed() {
 		return
 	}
 	checkLen(t, ix, s.Tables, len(fps))
-	for i, fp := range fps {
-		ms, err := ix.AppendNearErr(nil, fp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.ContainsFunc(ms, func(m simhash.Match) bool { return m.ID == uint64(i) && m.Distance == 0 }) {
-			t.Fatalf("entry %d not found after the writers finished: %v", i, ms)
-		}
-	}
 	checkNoErr(t, ix)
 }
 
