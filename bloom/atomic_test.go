@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // The first two tests replay, one step at a time, the interleavings the
@@ -153,5 +154,21 @@ func TestSameKeysInLockstep(t *testing.T) {
 	}
 	if len(stages) < 5 || total < n*98/100 {
 		t.Fatalf("%d stages, %d of %d keys new", len(stages), total, n)
+	}
+}
+
+// TestShardLayout checks the padding the shard comment describes: what
+// lookups read fills the first cache line, what insertions write starts
+// the second.
+func TestShardLayout(t *testing.T) {
+	var sh shard
+	if got := unsafe.Offsetof(sh.mu); got != cacheLine {
+		t.Errorf("mu at offset %d, want %d", got, cacheLine)
+	}
+	if got := unsafe.Sizeof(sh); got != 2*cacheLine {
+		t.Errorf("shard is %d bytes, want %d", got, 2*cacheLine)
+	}
+	if end := unsafe.Offsetof(sh.stages) + unsafe.Sizeof(sh.stages); end > cacheLine {
+		t.Errorf("stage list ends at %d, past the first line", end)
 	}
 }

@@ -62,6 +62,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	bbloom "github.com/bits-and-blooms/bloom/v3"
 	"github.com/cespare/xxhash/v2"
@@ -166,13 +167,17 @@ const cacheLine = 64
 // moves and one locked OR on amd64), and the stage list is replaced, never
 // modified, when the shard grows.
 //
-// The fields every lookup reads (the stage list) and the fields every new
-// key writes (the lock and the counters) are on separate cache lines, so
-// that inserting on one core does not invalidate the stage list in the
-// caches of the cores that are only looking keys up.
+// The fields every lookup reads (stage 0's probe and the stage list) and
+// the fields every new key writes (the lock and the counters) are on
+// separate cache lines, so that inserting on one core does not invalidate
+// the former in the caches of the cores that are only looking keys up.
 type shard struct {
+	// first is stage 0's bits. Stage 0 is never replaced, so they are
+	// copied here when the shard is set up, and a lookup, which starts
+	// there, reaches them without going through the stage list.
+	first  probe
 	stages atomic.Pointer[[]*stage] // immutable list, replaced under mu
-	_      [cacheLine - 8]byte
+	_      [cacheLine - unsafe.Sizeof(probe{}) - 8]byte
 
 	mu    sync.Mutex
 	count atomic.Uint64 // keys recorded as new; written under mu
@@ -182,15 +187,37 @@ type shard struct {
 
 func (sh *shard) list() []*stage { return *sh.stages.Load() }
 
+// init gives a shard no one else sees yet its stages.
+func (sh *shard) init(stages []*stage) {
+	sh.first = stages[0].probe
+	sh.stages.Store(&stages)
+}
+
 // stage is one filter of a shard. Its fields are read by every lookup and
 // written only when the stage is created or sealed, so they stay in every
 // core's cache; the count of the newest stage is kept in its shard (fill).
 type stage struct {
-	words []uint64 // the bits of a bits-and-blooms bit set
-	m     uint64
-	k     uint32
-	count uint64 // keys added, once the stage is sealed (no longer the newest); guarded by the shard lock
+	probe          // m and k, and the bits as lookups read them
+	words []uint64 // the bits of a bits-and-blooms bit set, m/64 words
+	count uint64   // keys added, once the stage is sealed (no longer the newest); guarded by the shard lock
 	limit uint64
+}
+
+// makeStage returns a stage over words, which hold m bits (m/64 words;
+// the caller checks).
+func makeStage(words []uint64, m uint64, k uint32, count, limit uint64) *stage {
+	return &stage{
+		probe: probe{w: unsafe.Pointer(unsafe.SliceData(words)), m: m, k: k},
+		words: words, count: count, limit: limit,
+	}
+}
+
+// probe is what a lookup needs of a stage: where its bits start, how
+// many there are and how many hash functions it uses.
+type probe struct {
+	w unsafe.Pointer // &words[0]; the stage's words keep the array alive
+	m uint64         // bits
+	k uint32         // hash functions
 }
 
 // New returns an empty Set configured by opts. If opts.Store is not nil,
@@ -202,7 +229,7 @@ func New(opts Options) (*Set, error) {
 		return nil, err
 	}
 	for i := range s.shards {
-		s.shards[i].stages.Store(&[]*stage{s.newStage(0)})
+		s.shards[i].init([]*stage{s.newStage(0)})
 	}
 	if opts.Store != nil {
 		err := opts.Store.ForEach(func(key uint64) error {
@@ -272,7 +299,7 @@ func (s *Set) computeShape(i int) stageParams {
 func (s *Set) newStage(i int) *stage {
 	sp := s.stageShape(i)
 	bs := bbloom.New(uint(sp.m), uint(sp.k)).BitSet()
-	return &stage{words: bs.Words()[:sp.m/64], m: sp.m, k: sp.k, limit: sp.limit}
+	return makeStage(bs.Words()[:sp.m/64], sp.m, sp.k, 0, sp.limit)
 }
 
 // hashes derives the two double-hashing values and the shard of key. The
@@ -312,12 +339,21 @@ func location(h1, h2, seed uint64, i uint32, m uint64) uint64 {
 func stageSeed(j int) uint64 { return uint64(j) * 0x9e3779b97f4a7c15 }
 
 // contains reports whether every bit of the key is set in the stage.
-func (st *stage) contains(h1, h2, seed uint64) bool {
-	for i := uint32(0); i < st.k; i++ {
-		l := location(h1, h2, seed, i, st.m)
-		if atomic.LoadUint64(&st.words[l>>6])&(1<<(l&63)) == 0 {
+//
+// This is the loop every lookup runs, and a lookup's time is mostly the
+// cache misses of its probes, so it is written to let the processor start
+// as many of them, for this and the next lookups, as it can: the position
+// advances by one addition per probe, and the word is read without a
+// bounds check. That is safe because location's multiply-shift returns a
+// value below m, and m is 64·len(words).
+func (p *probe) contains(h1, h2, seed uint64) bool {
+	x, m, w := h1+seed, p.m, p.w
+	for i := p.k; i > 0; i-- {
+		l, _ := bits.Mul64(x, m)
+		if atomic.LoadUint64((*uint64)(unsafe.Add(w, l>>6<<3)))&(1<<(l&63)) == 0 {
 			return false
 		}
+		x += h2
 	}
 	return true
 }
@@ -341,8 +377,12 @@ func (st *stage) testAndAdd(h1, h2, seed uint64) bool {
 // filterContains reports whether the key is in some stage of the shard.
 // It needs no lock.
 func filterContains(sh *shard, h1, h2 uint64) bool {
-	for j, st := range sh.list() {
-		if st.contains(h1, h2, stageSeed(j)) {
+	if sh.first.contains(h1, h2, stageSeed(0)) {
+		return true
+	}
+	stages := sh.list()
+	for j := 1; j < len(stages); j++ {
+		if stages[j].contains(h1, h2, stageSeed(j)) {
 			return true
 		}
 	}
@@ -382,17 +422,21 @@ func (s *Set) added(sh *shard, stages []*stage) {
 	}
 }
 
-// testAndAddNoStore is TestAndAddKey without a store. A key found in some
-// stage is answered without the lock; otherwise lockedTestAndAdd decides.
+// testAndAddNoStore is TestAndAddKey without a store after stage 0 did not
+// hold the key: a key found in a later stage is answered without the lock;
+// otherwise lockedTestAndAdd decides.
 func (s *Set) testAndAddNoStore(sh *shard, h1, h2 uint64) bool {
-	if filterContains(sh, h1, h2) {
-		return true // the common case in a crawl: no lock, no writes
+	stages := sh.list()
+	for j := 1; j < len(stages); j++ {
+		if stages[j].contains(h1, h2, stageSeed(j)) {
+			return true
+		}
 	}
 	return s.lockedTestAndAdd(sh, h1, h2)
 }
 
-// lockedTestAndAdd is the locked half of testAndAddNoStore. It does not
-// rely on the lock-free check that preceded it: between that check and the
+// lockedTestAndAdd is the locked half of TestAndAddKey without a store. It
+// does not rely on the lock-free check that preceded it: between that check and the
 // lock, another adder of the same key may have added it, or the shard may
 // have grown, so the check is redone in full under the lock. Every adder of
 // a key sets its bits here (or in the store path), under the lock of the
@@ -434,9 +478,19 @@ func (s *Set) TestAndAdd(url string) (seen bool, err error) {
 func (s *Set) TestAndAddKey(key uint64) (seen bool, err error) {
 	h1, h2 := hashes(key)
 	sh := s.shardOf(h1, h2)
-	if s.opts.Store == nil {
-		return s.testAndAddNoStore(sh, h1, h2), nil
+	if s.opts.Store != nil {
+		return s.testAndAddStore(sh, key, h1, h2)
 	}
+	// The common case in a crawl, a key already in stage 0, is answered
+	// here, inlined, without the lock and without writes.
+	if sh.first.contains(h1, h2, stageSeed(0)) {
+		return true, nil
+	}
+	return s.testAndAddNoStore(sh, h1, h2), nil
+}
+
+// testAndAddStore is TestAndAddKey with a store.
+func (s *Set) testAndAddStore(sh *shard, key, h1, h2 uint64) (seen bool, err error) {
 	sh.mu.Lock()
 	maybe := s.filterTestAndAdd(sh, h1, h2)
 	// The shard lock is held across the store calls so that the

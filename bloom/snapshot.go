@@ -172,11 +172,11 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 			if sr.err != nil {
 				return nil, sr.fail(fmt.Sprintf("shard %d stage %d bits", i, j))
 			}
-			stages = append(stages, &stage{words: words, m: m, k: k, count: c, limit: sp.limit})
+			stages = append(stages, makeStage(words, m, k, c, sp.limit))
 		}
 		last := stages[len(stages)-1]
 		s.shards[i].fill, last.count = last.count, 0
-		s.shards[i].stages.Store(&stages)
+		s.shards[i].init(stages)
 		s.shards[i].count.Store(count)
 	}
 	want := sr.crc.Sum32()
