@@ -18,7 +18,11 @@
 //     queued once; leasing takes hosts with SELECT ... FOR UPDATE SKIP
 //     LOCKED, so concurrent workers never wait for each other and never hold
 //     two leases on one host; each host's next permitted contact time is a
-//     column, set from the Politeness model when a lease is settled.
+//     column, set from the Politeness model when a lease is settled. Idle
+//     workers do not each poll: in each process one waiting Next asks the
+//     database, and an Add that queues URLs sends a notification (NOTIFY on
+//     a channel named after the schema) that wakes the waiting workers of
+//     every process at once (QueueOptions.NoListen).
 //   - FrontierStore (frontier.Store), SeenStore (bloom.Store), FingerprintStore
 //     (simhash.Store) and RobotsStore (robots.Store), for a single-process
 //     Frontier that keeps its state in PostgreSQL.
@@ -119,6 +123,10 @@ type Options struct {
 type DB struct {
 	pool   *pgxpool.Pool
 	schema string
+	// ctx ends with Close; the Queues' contexts derive from it, so that
+	// closing the DB also ends their waits and listeners.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	closed bool
@@ -154,7 +162,9 @@ func Open(ctx context.Context, connString string, opts Options) (*DB, error) {
 		return nil, wrap("connect", err)
 	}
 	db := &DB{pool: pool, schema: schema}
+	db.ctx, db.cancel = context.WithCancel(context.Background())
 	if err := db.migrate(ctx); err != nil {
+		db.cancel()
 		pool.Close()
 		return nil, err
 	}
@@ -178,6 +188,7 @@ func (db *DB) Close() {
 		return
 	}
 	db.closed = true
+	db.cancel()
 	db.pool.Close()
 }
 

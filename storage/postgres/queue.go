@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,10 +65,19 @@ type QueueOptions struct {
 	Schedule frontier.Schedule
 	// PollInterval is the longest the Queue's waiting Next calls go
 	// without asking the database again when nothing is ready: other
-	// processes may add URLs or settle leases at any time. One waiting
-	// call asks; the others sleep until it finds work or this Queue adds
-	// URLs. Zero means 200 ms.
+	// processes may settle leases at any time. One waiting call asks; the
+	// others sleep until it finds work or URLs are added, by this Queue
+	// or, heard through the listener (see NoListen), by another process.
+	// Zero means 200 ms.
 	PollInterval time.Duration
+	// NoListen turns the listener off. By default, from its first Next
+	// on, a Queue keeps one connection of its own (outside the pool)
+	// listening on a notification channel named after the schema, on
+	// which every Add that queues URLs notifies, so that waiting Next
+	// calls in every process ask at once instead of at their next poll.
+	// Without it (behind a pooler that does not pass LISTEN through, for
+	// example) they find other processes' URLs within PollInterval.
+	NoListen bool
 	// OpTimeout bounds each database operation of the methods that take
 	// no context (Add, NextAt, Done, BlockHost, Stats). Zero means 30 s.
 	OpTimeout time.Duration
@@ -112,12 +122,17 @@ type Queue struct {
 	// idle lets one of this handle's goroutines waiting in Next poll
 	// the database while the others sleep (see storage/internal/idle).
 	idle idle.Gate
+	// listening is set once the listener has been started (or is not
+	// to be); listens counts the LISTENs it has made, for tests.
+	listening atomic.Bool
+	listens   atomic.Int64
 
-	mu     sync.Mutex
-	closed bool
-	leases map[uint64]time.Time // this handle's unsettled leases and their expiry
-	stats  frontier.Stats       // this handle's counters
-	shared sharedCounts
+	mu         sync.Mutex
+	closed     bool
+	listenDone chan struct{}        // closed when the listener returns; nil if it never started
+	leases     map[uint64]time.Time // this handle's unsettled leases and their expiry
+	stats      frontier.Stats       // this handle's counters
+	shared     sharedCounts
 }
 
 // sharedCounts caches the crawl-wide counts Stats reports.
@@ -192,7 +207,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	if q.log == nil {
 		q.log = slog.New(slog.DiscardHandler)
 	}
-	q.ctx, q.cancel = context.WithCancel(context.Background())
+	q.ctx, q.cancel = context.WithCancel(db.ctx)
 	return q, nil
 }
 
@@ -202,9 +217,13 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 // idempotent.
 func (q *Queue) Close() error {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.closed = true
 	q.cancel()
+	done := q.listenDone
+	q.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 	return nil
 }
 
@@ -328,7 +347,9 @@ func (q *Queue) prepare(e *frontier.Entry, now time.Time) (row, error) {
 // addSQL inserts a batch of URLs, dropping those already known, and lowers
 // the due_at of their hosts. URLs are inserted in url_hash order and hosts in
 // host order, so concurrent Adds of overlapping batches cannot deadlock; seq
-// keeps the batch's own order.
+// keeps the batch's own order. When it queues URLs it notifies the channel
+// $11, the schema's name, for the listeners of waiting queues (delivered at
+// commit).
 const addSQL = `WITH b AS (SELECT nextval('url_seq') AS b),
 input AS (
 	SELECT t.*, (SELECT b FROM b) * 65536 + t.ord AS seq
@@ -348,7 +369,8 @@ input AS (
 	SELECT host, min(host_hash), min(next_fetch_at) FROM ins GROUP BY host ORDER BY host
 	ON CONFLICT (host) DO UPDATE SET due_at = least(h.due_at, excluded.due_at)
 )
-SELECT count(*) FROM ins`
+SELECT s.n FROM (SELECT count(*) AS n FROM ins) s
+	LEFT JOIN LATERAL (SELECT pg_notify($11, '') WHERE s.n > 0) notified ON true`
 
 // insert runs addSQL for rows.
 func (q *Queue) insert(ctx context.Context, now time.Time, rows []row) (int, error) {
@@ -364,7 +386,8 @@ func (q *Queue) insert(ctx context.Context, now time.Time, rows []row) (int, err
 	var added int64
 	// Idempotent: a repeated insert drops what the first one wrote.
 	err := retry(ctx, func() error {
-		return q.db.pool.QueryRow(ctx, addSQL, hashes, urls, hosts, hostHashes, depths, prios, bands, metas, dues, now).Scan(&added)
+		return q.db.pool.QueryRow(ctx, addSQL, hashes, urls, hosts, hostHashes, depths, prios, bands, metas, dues, now,
+			q.db.schema).Scan(&added)
 	}, "add")
 	return int(added), err
 }
@@ -474,10 +497,14 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 // nothing is ready, one of the waiting calls asks the database again when the
 // earliest host becomes ready, and at least every PollInterval (other
 // processes add and settle URLs); the others sleep until it finds work, it
-// stops waiting, or this Queue adds URLs, so idle workers cost one query per
-// interval, not one each. Lost connections are waited out; other errors are
+// stops waiting, or URLs are added (by this Queue, or by another process if
+// the listener is on: see QueueOptions.NoListen), so idle workers cost one
+// query per interval, not one each. Lost connections are waited out; other errors are
 // returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
+	if !q.listening.Load() {
+		q.startListener()
+	}
 	return q.idle.Next(ctx, idle.Source{
 		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
 		LeaseAt: q.LeaseAt, Unavailable: ErrUnavailable,
@@ -765,4 +792,85 @@ func (q *Queue) count(fn func(*frontier.Stats)) {
 	q.mu.Lock()
 	fn(&q.stats)
 	q.mu.Unlock()
+}
+
+// Listener pauses: after a failure the listener waits listenPauseMin, then
+// twice as long after each further failure, up to listenPauseMax.
+const (
+	listenPauseMin = 100 * time.Millisecond
+	listenPauseMax = 5 * time.Second
+)
+
+// startListener starts the listener unless it runs, the Queue is closed or
+// QueueOptions.NoListen is set.
+func (q *Queue) startListener() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.listening.Load() || q.closed {
+		return
+	}
+	q.listening.Store(true)
+	if q.opts.NoListen {
+		return
+	}
+	q.listenDone = make(chan struct{})
+	go q.listen(q.listenDone)
+}
+
+// listen runs the listener until Close: it keeps a connection listening on
+// the schema's channel, and wakes this handle's waiting Next calls at every
+// notification. A lost connection is opened again after a pause.
+func (q *Queue) listen(done chan struct{}) {
+	defer close(done)
+	pause := listenPauseMin
+	for {
+		err := q.listenConn(func() { pause = listenPauseMin })
+		if q.ctx.Err() != nil {
+			return
+		}
+		q.log.Warn("postgres queue: listener lost, polling until it is back", "err", err, "retry_in", pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-q.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, listenPauseMax)
+	}
+}
+
+// listenApplication is the application_name of the listener's connection,
+// which tells it apart in pg_stat_activity.
+func listenApplication(schema string) string { return "crawlkit listener " + schema }
+
+// listenConn opens a connection, listens on it and wakes the gate at every
+// notification until the connection fails or the Queue closes. It calls
+// listening once the LISTEN has succeeded.
+func (q *Queue) listenConn(listening func()) error {
+	cfg := q.db.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenApplication(q.db.schema)
+	ctx, cancel := context.WithTimeout(q.ctx, q.opts.OpTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return wrap("listener: connect", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Close(ctx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{q.db.schema}.Sanitize()); err != nil {
+		return wrap("listener: listen", err)
+	}
+	q.listens.Add(1)
+	listening()
+	q.idle.Wake() // URLs may have been added while no one listened
+	for {
+		if _, err := conn.WaitForNotification(q.ctx); err != nil {
+			return wrap("listener: wait", err)
+		}
+		q.idle.Wake()
+	}
 }

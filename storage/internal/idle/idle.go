@@ -90,6 +90,13 @@ func (t *Turn) Leave() {
 	g.mu.Unlock()
 }
 
+// Sleeping returns the number of Turns in Sleep.
+func (g *Gate) Sleeping() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sleepers
+}
+
 // Wake wakes every sleeping Turn, for example after this process added or
 // settled work, so that they poll now.
 func (g *Gate) Wake() {
