@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -67,10 +69,18 @@ type QueueOptions struct {
 	Schedule frontier.Schedule
 	// PollInterval is the longest the Queue's waiting Next calls go
 	// without asking the server again when nothing is ready: other
-	// processes may add URLs or settle leases at any time. One waiting
-	// call asks; the others sleep until it finds work or this Queue adds
-	// URLs. Zero means 200 ms.
+	// processes may settle leases at any time. One waiting call asks; the
+	// others sleep until it finds work or URLs are added, by this Queue
+	// or, heard through the listener (see NoListen), by another process.
+	// Zero means 200 ms.
 	PollInterval time.Duration
+	// NoListen turns the listener off. By default, from its first Next
+	// on, a Queue keeps one connection of its own subscribed to the
+	// crawl's channel Prefix()+"added", on which every Add that queues
+	// URLs publishes, so that waiting Next calls in every process ask at
+	// once instead of at their next poll. Without it they find other
+	// processes' URLs within PollInterval.
+	NoListen bool
 	// OpTimeout bounds each operation of the methods that take no context
 	// (Add, NextAt, Done, BlockHost, Stats). Zero means 30 s.
 	OpTimeout time.Duration
@@ -115,11 +125,16 @@ type Queue struct {
 	// idle lets one of this handle's goroutines waiting in Next poll
 	// the database while the others sleep (see storage/internal/idle).
 	idle idle.Gate
+	// listening is set once the listener has been started (or is not
+	// to be); listens counts its subscriptions, for tests.
+	listening atomic.Bool
+	listens   atomic.Int64
 
-	mu     sync.Mutex
-	closed bool
-	leases map[uint64]time.Time // this handle's unsettled leases and their expiry
-	stats  frontier.Stats       // this handle's counters
+	mu         sync.Mutex
+	closed     bool
+	listenDone chan struct{}        // closed when the listener returns; nil if it never started
+	leases     map[uint64]time.Time // this handle's unsettled leases and their expiry
+	stats      frontier.Stats       // this handle's counters
 }
 
 var _ interface {
@@ -184,7 +199,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	if q.log == nil {
 		q.log = slog.New(slog.DiscardHandler)
 	}
-	q.ctx, q.cancel = context.WithCancel(context.Background())
+	q.ctx, q.cancel = context.WithCancel(db.ctx)
 	return q, nil
 }
 
@@ -194,9 +209,13 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 // idempotent.
 func (q *Queue) Close() error {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.closed = true
 	q.cancel()
+	done := q.listenDone
+	q.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 	return nil
 }
 
@@ -411,10 +430,14 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 // nothing is ready, one of the waiting calls asks the server again when the
 // earliest host may become ready, and at least every PollInterval (other
 // processes add and settle URLs); the others sleep until it finds work, it
-// stops waiting, or this Queue adds URLs, so idle workers cost one script
-// call per interval, not one each. Lost connections are waited out; other
+// stops waiting, or URLs are added (by this Queue, or by another process if
+// the listener is on: see QueueOptions.NoListen), so idle workers cost one
+// script call per interval, not one each. Lost connections are waited out; other
 // errors are returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
+	if !q.listening.Load() {
+		q.startListener()
+	}
 	return q.idle.Next(ctx, idle.Source{
 		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
 		LeaseAt: q.LeaseAt, Unavailable: ErrUnavailable,
@@ -655,4 +678,83 @@ func (q *Queue) Stats() frontier.Stats {
 	s.InMemory = nq + s.Delayed
 	s.Hosts = int(ready.Val() + leased.Val())
 	return s
+}
+
+// Listener timing: after a failure the listener waits listenPauseMin, then
+// twice as long after each further failure, up to listenPauseMax; a
+// subscription quiet for listenCheck is pinged, so that a connection that
+// died without a word is noticed and replaced.
+const (
+	listenPauseMin = 100 * time.Millisecond
+	listenPauseMax = 5 * time.Second
+	listenCheck    = 30 * time.Second
+)
+
+// startListener starts the listener unless it runs, the Queue is closed or
+// QueueOptions.NoListen is set.
+func (q *Queue) startListener() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.listening.Load() || q.closed {
+		return
+	}
+	q.listening.Store(true)
+	if q.opts.NoListen {
+		return
+	}
+	q.listenDone = make(chan struct{})
+	go q.listen(q.listenDone)
+}
+
+// listen runs the listener until the Queue or the DB closes: a
+// subscription to the crawl's "added" channel whose every message, and
+// every (re)subscription, wakes this handle's waiting Next calls. The
+// client reopens a lost connection, and subscribes again, at the next
+// receive, which comes after a pause.
+func (q *Queue) listen(done chan struct{}) {
+	defer close(done)
+	ps := q.db.client.Subscribe(q.ctx, q.db.key("added"))
+	stop := context.AfterFunc(q.ctx, func() { ps.Close() }) // ends a blocked receive
+	defer func() {
+		if stop() {
+			ps.Close()
+		}
+	}()
+	pause := listenPauseMin
+	for {
+		msg, err := ps.ReceiveTimeout(q.ctx, listenCheck)
+		if q.ctx.Err() != nil {
+			return
+		}
+		var nerr net.Error
+		switch m := msg.(type) {
+		case *goredis.Subscription:
+			if m.Kind == "subscribe" {
+				q.listens.Add(1)
+				pause = listenPauseMin
+				q.idle.Wake() // URLs may have been added while no one listened
+			}
+		case *goredis.Message:
+			q.idle.Wake()
+		}
+		switch {
+		case err == nil:
+		case errors.As(err, &nerr) && nerr.Timeout():
+			// Quiet: ask the server for a pong, which fails, and so
+			// replaces the connection, if it is gone.
+			if err := ps.Ping(q.ctx); err != nil && q.ctx.Err() == nil {
+				q.log.Warn("redis queue: listener ping failed", "err", err)
+			}
+		default:
+			q.log.Warn("redis queue: listener lost, polling until it is back", "err", err, "retry_in", pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-q.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			pause = min(2*pause, listenPauseMax)
+		}
+	}
 }

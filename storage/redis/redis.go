@@ -15,7 +15,11 @@
 //     of the crawl (a hash of URL states), a host holds at most one lease and
 //     is leased no earlier than its politeness time (sorted sets of ready
 //     hosts, leases and delayed URLs), and a batch of leases or settles is
-//     one round trip (one script call, or a pipeline of them).
+//     one round trip (one script call, or a pipeline of them). Idle
+//     workers do not each poll: in each process one waiting Next asks the
+//     server, and the add script publishes on the crawl's "added" channel
+//     when it queues URLs, which wakes the waiting workers of every process
+//     at once (QueueOptions.NoListen).
 //   - FrontierStore (frontier.Store over a sorted set read BYLEX and a hash),
 //     SeenStore (bloom.Store), FingerprintStore (simhash.Store) and
 //     RobotsStore (robots.Store).
@@ -106,6 +110,10 @@ type DB struct {
 	owned   bool // Close closes the client
 	prefix  string
 	scripts scripts
+	// ctx ends with Close; the Queues' contexts derive from it, so that
+	// closing the DB also ends their waits and listeners.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	closed bool
@@ -188,7 +196,9 @@ func newDB(client goredis.UniversalClient, crawl string, owned bool) (*DB, error
 	if err != nil {
 		return nil, fmt.Errorf("redis: reading scripts: %w", err)
 	}
-	return &DB{client: client, owned: owned, prefix: "crawlkit:{" + crawl + "}:", scripts: s}, nil
+	db := &DB{client: client, owned: owned, prefix: "crawlkit:{" + crawl + "}:", scripts: s}
+	db.ctx, db.cancel = context.WithCancel(context.Background())
+	return db, nil
 }
 
 // Prefix returns the prefix of every key of the crawl.
@@ -206,6 +216,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	db.cancel()
 	if db.owned {
 		return db.client.Close()
 	}

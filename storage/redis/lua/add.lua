@@ -1,5 +1,6 @@
 -- add: ARGV = prefix, now, n, then n times: url id, host, band, due, record.
--- Queues the URLs the crawl has never seen; returns how many.
+-- Queues the URLs the crawl has never seen; returns how many, and
+-- publishes on P.."added" when there are any.
 local now = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local seq = redis.call('INCRBY', P .. 'seq', n) - n
@@ -20,5 +21,9 @@ for i = 0, n - 1 do
       make_ready(host)
     end
   end
+end
+if added > 0 then
+  -- Wakes the waiting queues of every process (see the Queue's listener).
+  redis.call('PUBLISH', P .. 'added', '1')
 end
 return added
