@@ -435,12 +435,13 @@ func (s *Set) testAndAddNoStore(sh *shard, h1, h2 uint64) bool {
 	return s.lockedTestAndAdd(sh, h1, h2)
 }
 
-// lockedTestAndAdd is the locked half of TestAndAddKey without a store. It
-// does not rely on the lock-free check that preceded it: between that check and the
-// lock, another adder of the same key may have added it, or the shard may
-// have grown, so the check is redone in full under the lock. Every adder of
-// a key sets its bits here (or in the store path), under the lock of the
-// key's shard, so the first to take the lock is the only one told new.
+// lockedTestAndAdd is the locked half of TestAndAddKey without a store.
+// It does not rely on the lock-free checks that preceded it: between them
+// and the lock, another adder of the same key may have added it, or the
+// shard may have grown, so the check is redone in full under the lock.
+// Every adder of a key sets its bits here (or in the store path), under the
+// lock of the key's shard, so the first to take the lock is the only one
+// told new.
 func (s *Set) lockedTestAndAdd(sh *shard, h1, h2 uint64) bool {
 	sh.mu.Lock()
 	seen := s.filterTestAndAdd(sh, h1, h2)
