@@ -126,10 +126,15 @@ type Queue struct {
 	// to be); listens counts the LISTENs it has made, for tests.
 	listening atomic.Bool
 	listens   atomic.Int64
+	// notifying is set once the notifier has been started; added wakes
+	// it (one pending signal stands for any number of Adds).
+	notifying atomic.Bool
+	added     chan struct{}
 
 	mu         sync.Mutex
 	closed     bool
 	listenDone chan struct{}        // closed when the listener returns; nil if it never started
+	notifyDone chan struct{}        // closed when the notifier returns; nil if it never started
 	leases     map[uint64]time.Time // this handle's unsettled leases and their expiry
 	stats      frontier.Stats       // this handle's counters
 	shared     sharedCounts
@@ -194,6 +199,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 		now:    opts.Now,
 		log:    opts.Logger,
 		leases: map[uint64]time.Time{},
+		added:  make(chan struct{}, 1),
 	}
 	if q.polite == nil {
 		q.polite = frontier.FixedDelay(frontier.DefaultDelay)
@@ -219,10 +225,12 @@ func (q *Queue) Close() error {
 	q.mu.Lock()
 	q.closed = true
 	q.cancel()
-	done := q.listenDone
+	done := []chan struct{}{q.listenDone, q.notifyDone}
 	q.mu.Unlock()
-	if done != nil {
-		<-done
+	for _, d := range done {
+		if d != nil {
+			<-d
+		}
 	}
 	return nil
 }
@@ -304,6 +312,7 @@ func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.En
 	q.count(func(s *frontier.Stats) { s.Added += uint64(added) })
 	if added > 0 {
 		q.idle.Wake() // this handle's sleepers poll now
+		q.notifyAdded()
 	}
 	return added, nil
 }
@@ -347,9 +356,7 @@ func (q *Queue) prepare(e *frontier.Entry, now time.Time) (row, error) {
 // addSQL inserts a batch of URLs, dropping those already known, and lowers
 // the due_at of their hosts. URLs are inserted in url_hash order and hosts in
 // host order, so concurrent Adds of overlapping batches cannot deadlock; seq
-// keeps the batch's own order. When it queues URLs it notifies the channel
-// $11, the schema's name, for the listeners of waiting queues (delivered at
-// commit).
+// keeps the batch's own order.
 const addSQL = `WITH b AS (SELECT nextval('url_seq') AS b),
 input AS (
 	SELECT t.*, (SELECT b FROM b) * 65536 + t.ord AS seq
@@ -369,8 +376,7 @@ input AS (
 	SELECT host, min(host_hash), min(next_fetch_at) FROM ins GROUP BY host ORDER BY host
 	ON CONFLICT (host) DO UPDATE SET due_at = least(h.due_at, excluded.due_at)
 )
-SELECT s.n FROM (SELECT count(*) AS n FROM ins) s
-	LEFT JOIN LATERAL (SELECT pg_notify($11, '') WHERE s.n > 0) notified ON true`
+SELECT count(*) FROM ins`
 
 // insert runs addSQL for rows.
 func (q *Queue) insert(ctx context.Context, now time.Time, rows []row) (int, error) {
@@ -386,8 +392,7 @@ func (q *Queue) insert(ctx context.Context, now time.Time, rows []row) (int, err
 	var added int64
 	// Idempotent: a repeated insert drops what the first one wrote.
 	err := retry(ctx, func() error {
-		return q.db.pool.QueryRow(ctx, addSQL, hashes, urls, hosts, hostHashes, depths, prios, bands, metas, dues, now,
-			q.db.schema).Scan(&added)
+		return q.db.pool.QueryRow(ctx, addSQL, hashes, urls, hosts, hostHashes, depths, prios, bands, metas, dues, now).Scan(&added)
 	}, "add")
 	return int(added), err
 }
@@ -872,5 +877,55 @@ func (q *Queue) listenConn(listening func()) error {
 			return wrap("listener: wait", err)
 		}
 		q.idle.Wake()
+	}
+}
+
+// notifySQL tells the listeners of the schema's channel that URLs were
+// added. It is a transaction of its own, committed without waiting for the
+// disk: PostgreSQL serializes the commits of notifying transactions, which
+// made concurrent Adds that notified themselves half as fast, and a
+// notification lost in a server crash costs only a poll interval.
+const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`
+
+// notifyAdded has the notifier tell the other processes that this Queue
+// added URLs. It does not wait.
+func (q *Queue) notifyAdded() {
+	select {
+	case q.added <- struct{}{}:
+	default: // a notification is pending already
+	}
+	if !q.notifying.Load() {
+		q.startNotifier()
+	}
+}
+
+// startNotifier starts the notifier unless it runs or the Queue is closed.
+func (q *Queue) startNotifier() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.notifying.Load() || q.closed {
+		return
+	}
+	q.notifying.Store(true)
+	q.notifyDone = make(chan struct{})
+	go q.notifier(q.notifyDone)
+}
+
+// notifier sends a notification after Adds, one at a time until Close:
+// Adds made while one is sent are told by the next.
+func (q *Queue) notifier(done chan struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-q.ctx.Done():
+			return
+		case <-q.added:
+		}
+		ctx, cancel := context.WithTimeout(q.ctx, q.opts.OpTimeout)
+		_, err := q.db.pool.Exec(ctx, notifySQL, q.db.schema)
+		cancel()
+		if err != nil && q.ctx.Err() == nil {
+			q.log.Warn("postgres queue: notifying other processes of added URLs", "err", err)
+		}
 	}
 }
