@@ -551,18 +551,31 @@ func sortFingerprints(fps []uint64) {
 // near appends the segment's entries within sc.k of q.
 func (seg *segment) near(dst []Match, q uint64, sc *scheme) []Match {
 	k := sc.k
-	// Look up every table's bucket before reading any of them: the
-	// directory reads are independent, so their cache misses overlap,
-	// and so do the bucket reads of the second loop.
+	// A query is two rounds of cache misses, one per table in each: the
+	// directory entries, then the buckets. The loops below start all of
+	// a round's misses before waiting for any, so that they overlap: the
+	// first reads every directory entry, the second the first
+	// fingerprint of every bucket (a bucket holds about four, mostly on
+	// that one's cache line), and only the third compares.
 	var spans [maxTables][2]uint32
 	for t := range seg.tables {
 		tab := &seg.tables[t]
 		b := sc.key(t, q) >> tab.shift
 		spans[t] = [2]uint32{tab.dir[b], tab.dir[b+1]}
 	}
+	var heads [maxTables]uint64
+	for t := range seg.tables {
+		if lo := spans[t][0]; lo < spans[t][1] {
+			heads[t] = seg.tables[t].fps[lo]
+		}
+	}
 	for t := range seg.tables {
 		fps := seg.tables[t].fps[spans[t][0]:spans[t][1]]
-		for i, f := range fps {
+		for i := range fps {
+			f := heads[t] // fps[0], read by the second loop
+			if i > 0 {
+				f = fps[i]
+			}
 			d := bits.OnesCount64(f ^ q)
 			if d > k {
 				continue
