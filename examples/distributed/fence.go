@@ -340,12 +340,16 @@ func stalled(ci *jetstream.ConsumerInfo) bool {
 // stallCheckDue reports whether the guard should ask the server whether
 // partition p's consume has stalled, while it looks alive (a pull request
 // lost with a server that died, which the client does not always notice):
-// when p has had no delivery for stallAfter, every stallAfter/2.
+// when p has had no delivery for stallAfter, and none is being handled,
+// every stallAfter/2. (While the consume's callback handles a message, the
+// client pulls no more, and the server shows what the stall rule looks
+// for: a delivery catching up through a slow replay during an election
+// was taken for a stall, and its consume restarted, with a new pin.)
 func (q *Queue) stallCheckDue(p *partition, now time.Time) bool {
 	after := q.stallAfter()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	due := now.Sub(p.lastDelivery) >= after && now.Sub(p.stallAsked) >= after/2
+	due := p.delivering == 0 && now.Sub(p.lastDelivery) >= after && now.Sub(p.stallAsked) >= after/2
 	if due {
 		p.stallAsked = now
 	}
@@ -361,7 +365,7 @@ func (q *Queue) noteStall(p *partition, gen int, now time.Time, ci *jetstream.Co
 	q.mu.Lock()
 	restart := false
 	if p.owned && p.gen == gen {
-		if stalled(ci) && !p.lastDelivery.After(now) {
+		if stalled(ci) && !p.lastDelivery.After(now) && p.delivering == 0 {
 			p.stalls++
 		} else {
 			p.stalls = 0

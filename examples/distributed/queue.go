@@ -142,10 +142,13 @@ type partition struct {
 	kick        chan struct{} // wakes the guard
 
 	// Stall watch of the current acquisition, guarded by Queue.mu (see
-	// Queue.stallCheckDue): when the last message arrived, when the guard
-	// last asked the server about a quiet partition, and how many answers
-	// in a row showed a stalled consume.
+	// Queue.stallCheckDue): when the last message arrived or its handling
+	// ended, how many are being handled (a delivery can take seconds, when
+	// it catches up by a replay, and the client pulls no more meanwhile),
+	// when the guard last asked the server about a quiet partition, and
+	// how many answers in a row showed a stalled consume.
 	lastDelivery time.Time
+	delivering   int
 	stallAsked   time.Time
 	stalls       int
 
@@ -879,12 +882,19 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	if current {
 		q.notePinLocked(p, m.Headers().Get(pinHeader), md.Sequence.Consumer)
 		p.lastDelivery, p.stalls = q.now(), 0
+		p.delivering++
 	}
 	q.mu.Unlock()
 	if !current {
 		_ = m.Nak()
 		return
 	}
+	defer func() {
+		q.mu.Lock()
+		p.delivering--
+		p.lastDelivery = q.now()
+		q.mu.Unlock()
+	}()
 	var e wireEntry
 	if err := json.Unmarshal(m.Data(), &e); err != nil || e.URL == "" {
 		q.log.Warn("dropping an undecodable message", "partition", p.id, "seq", md.Sequence.Stream, "err", err)

@@ -89,3 +89,34 @@ func TestStalled(t *testing.T) {
 		}
 	}
 }
+
+// TestStallWatchWaitsForDeliveries checks that a message being handled
+// (a delivery catching up through a slow replay holds the consume's
+// callback, and the client pulls no more meanwhile) is not taken for a
+// stalled consume.
+func TestStallWatchWaitsForDeliveries(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	now := start
+	q := &Queue{cfg: Config{PullExpiry: time.Second}, fenceTTL: time.Second, now: func() time.Time { return now }}
+	p := &partition{owned: true, gen: 1, lastDelivery: start, delivering: 1}
+	stuck := &jetstream.ConsumerInfo{NumPending: 5, Config: jetstream.ConsumerConfig{MaxAckPending: 100}}
+
+	now = start.Add(10 * q.stallAfter())
+	if q.stallCheckDue(p, now) {
+		t.Error("stall check due while a delivery is being handled")
+	}
+	q.noteStall(p, 1, now, stuck) // an answer asked for before the delivery began
+	q.noteStall(p, 1, now, stuck)
+	if p.stalls != 0 {
+		t.Errorf("%d stalled answers counted while a delivery is being handled, want 0", p.stalls)
+	}
+
+	p.delivering = 0
+	if !q.stallCheckDue(p, now) {
+		t.Fatal("stall check not due once the partition is quiet")
+	}
+	q.noteStall(p, 1, now, stuck)
+	if p.stalls != 1 {
+		t.Errorf("%d stalled answers counted, want 1", p.stalls)
+	}
+}
