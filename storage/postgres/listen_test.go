@@ -6,19 +6,8 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/storetest"
 )
-
-// waitUntil polls cond until it holds, failing the test after a minute.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // twoProcesses opens a second DB (its own pool, as another process would)
 // on db's schema.
@@ -44,39 +33,13 @@ func listenerBackends(t *testing.T, db *DB) int {
 	return n
 }
 
-// nextAfterOtherAdd starts waiter.Next, waits until it sleeps with its
-// listener listening (listens LISTENs made so far), adds a URL through
-// adder and returns what Next returned. Waiter's PollInterval is an hour,
-// so only a notification can end the wait before the test's deadline.
+// nextAfterOtherAdd checks that waiter's Next is woken by adder's Add of
+// url once its listener has made listens LISTENs (or subscriptions).
 func nextAfterOtherAdd(t *testing.T, waiter, adder *Queue, listens int64, url string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	type result struct {
-		l   *frontier.Lease
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		l, err := waiter.Next(ctx)
-		got <- result{l, err}
-	}()
-	waitUntil(t, "the waiting Next sleeps and the listener listens", func() bool {
+	storetest.WakesOnOtherAdd(t, waiter, adder, func() bool {
 		return waiter.listens.Load() >= listens && waiter.idle.Sleeping() == 1
-	})
-	if err := adder.Add(frontier.Entry{URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("Next after another process's Add: %v (the notification did not wake it)", r.err)
-	}
-	if r.l.URL != url {
-		t.Fatalf("Next leased %s, want %s", r.l.URL, url)
-	}
-	if err := waiter.Done(r.l, frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
-		t.Fatal(err)
-	}
+	}, url)
 }
 
 func TestListenerWakesForOtherProcessAdds(t *testing.T) {
@@ -105,7 +68,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	if err := waiter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
+	storetest.WaitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
 }
 
 func TestNoListen(t *testing.T) {
@@ -121,7 +84,7 @@ func TestNoListen(t *testing.T) {
 	if _, err := q.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if q.listenDone != nil || listenerBackends(t, db) != 0 {
+	if q.listener.Started() || listenerBackends(t, db) != 0 {
 		t.Fatal("a listener runs with NoListen set")
 	}
 }
@@ -138,11 +101,11 @@ func TestCloseDBEndsListener(t *testing.T) {
 		_, err := q.Next(context.Background())
 		done <- err
 	}()
-	waitUntil(t, "the listener listens", func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 })
+	storetest.WaitUntil(t, "the listener listens", func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 })
 	db.Close()
 	if err := <-done; err != frontier.ErrClosed {
 		t.Fatalf("Next after DB.Close: %v, want frontier.ErrClosed", err)
 	}
 	q.Close() // returns once the listener has
-	waitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
+	storetest.WaitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
 }

@@ -122,22 +122,20 @@ type Queue struct {
 	// idle lets one of this handle's goroutines waiting in Next poll
 	// the database while the others sleep (see storage/internal/idle).
 	idle idle.Gate
-	// listening is set once the listener has been started (or is not
-	// to be); listens counts the LISTENs it has made, for tests.
-	listening atomic.Bool
-	listens   atomic.Int64
-	// notifying is set once the notifier has been started; added wakes
-	// it (one pending signal stands for any number of Adds).
-	notifying atomic.Bool
-	added     chan struct{}
+	// bg runs the listener and the notifier, each from its first use
+	// until Close; listens counts the LISTENs made, for tests; added
+	// wakes the notifier (one pending signal stands for any number of
+	// Adds).
+	bg                 idle.Background
+	listener, notifier idle.Task
+	listens            atomic.Int64
+	added              chan struct{}
 
-	mu         sync.Mutex
-	closed     bool
-	listenDone chan struct{}        // closed when the listener returns; nil if it never started
-	notifyDone chan struct{}        // closed when the notifier returns; nil if it never started
-	leases     map[uint64]time.Time // this handle's unsettled leases and their expiry
-	stats      frontier.Stats       // this handle's counters
-	shared     sharedCounts
+	mu     sync.Mutex
+	closed bool
+	leases map[uint64]time.Time // this handle's unsettled leases and their expiry
+	stats  frontier.Stats       // this handle's counters
+	shared sharedCounts
 }
 
 // sharedCounts caches the crawl-wide counts Stats reports.
@@ -225,13 +223,8 @@ func (q *Queue) Close() error {
 	q.mu.Lock()
 	q.closed = true
 	q.cancel()
-	done := []chan struct{}{q.listenDone, q.notifyDone}
 	q.mu.Unlock()
-	for _, d := range done {
-		if d != nil {
-			<-d
-		}
-	}
+	q.bg.Stop()
 	return nil
 }
 
@@ -507,8 +500,8 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 // query per interval, not one each. Lost connections are waited out; other errors are
 // returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
-	if !q.listening.Load() {
-		q.startListener()
+	if !q.opts.NoListen {
+		q.bg.Start(&q.listener, q.listen)
 	}
 	return q.idle.Next(ctx, idle.Source{
 		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
@@ -799,49 +792,21 @@ func (q *Queue) count(fn func(*frontier.Stats)) {
 	q.mu.Unlock()
 }
 
-// Listener pauses: after a failure the listener waits listenPauseMin, then
-// twice as long after each further failure, up to listenPauseMax.
-const (
-	listenPauseMin = 100 * time.Millisecond
-	listenPauseMax = 5 * time.Second
-)
-
-// startListener starts the listener unless it runs, the Queue is closed or
-// QueueOptions.NoListen is set.
-func (q *Queue) startListener() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.listening.Load() || q.closed {
-		return
-	}
-	q.listening.Store(true)
-	if q.opts.NoListen {
-		return
-	}
-	q.listenDone = make(chan struct{})
-	go q.listen(q.listenDone)
-}
-
 // listen runs the listener until Close: it keeps a connection listening on
 // the schema's channel, and wakes this handle's waiting Next calls at every
-// notification. A lost connection is opened again after a pause.
-func (q *Queue) listen(done chan struct{}) {
-	defer close(done)
-	pause := listenPauseMin
+// notification. A lost connection is opened again after a pause that
+// doubles from 100 ms to 5 s.
+func (q *Queue) listen() {
+	pause := idle.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
-		err := q.listenConn(func() { pause = listenPauseMin })
+		err := q.listenConn(pause.Reset)
 		if q.ctx.Err() != nil {
 			return
 		}
-		q.log.Warn("postgres queue: listener lost, polling until it is back", "err", err, "retry_in", pause)
-		t := time.NewTimer(pause)
-		select {
-		case <-q.ctx.Done():
-			t.Stop()
+		q.log.Warn("postgres queue: listener lost, polling until it is back", "err", err, "retry_in", pause.Current())
+		if !pause.Wait(q.ctx) {
 			return
-		case <-t.C:
 		}
-		pause = min(2*pause, listenPauseMax)
 	}
 }
 
@@ -894,27 +859,12 @@ func (q *Queue) notifyAdded() {
 	case q.added <- struct{}{}:
 	default: // a notification is pending already
 	}
-	if !q.notifying.Load() {
-		q.startNotifier()
-	}
+	q.bg.Start(&q.notifier, q.notify)
 }
 
-// startNotifier starts the notifier unless it runs or the Queue is closed.
-func (q *Queue) startNotifier() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.notifying.Load() || q.closed {
-		return
-	}
-	q.notifying.Store(true)
-	q.notifyDone = make(chan struct{})
-	go q.notifier(q.notifyDone)
-}
-
-// notifier sends a notification after Adds, one at a time until Close:
-// Adds made while one is sent are told by the next.
-func (q *Queue) notifier(done chan struct{}) {
-	defer close(done)
+// notify sends a notification after Adds, one at a time until Close: Adds
+// made while one is sent are told by the next.
+func (q *Queue) notify() {
 	for {
 		select {
 		case <-q.ctx.Done():

@@ -9,19 +9,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/storetest"
 )
-
-// waitUntil polls cond until it holds, failing the test after a minute.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // namedProcess opens crawl on a client of its own whose connections carry
 // name, as another process's would.
@@ -59,39 +48,13 @@ func subscribers(t *testing.T, admin *DB, name string) []string {
 	return ids
 }
 
-// nextAfterOtherAdd starts waiter.Next, waits until it sleeps with its
-// listener subscribed (listens subscriptions so far), adds a URL through
-// adder and checks that Next leases it. Waiter's PollInterval is an hour,
-// so only a message can end the wait before the test's deadline.
+// nextAfterOtherAdd checks that waiter's Next is woken by adder's Add of
+// url once its listener has made listens LISTENs (or subscriptions).
 func nextAfterOtherAdd(t *testing.T, waiter, adder *Queue, listens int64, url string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	type result struct {
-		l   *frontier.Lease
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		l, err := waiter.Next(ctx)
-		got <- result{l, err}
-	}()
-	waitUntil(t, "the waiting Next sleeps and the listener is subscribed", func() bool {
+	storetest.WakesOnOtherAdd(t, waiter, adder, func() bool {
 		return waiter.listens.Load() >= listens && waiter.idle.Sleeping() == 1
-	})
-	if err := adder.Add(frontier.Entry{URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatalf("Next after another process's Add: %v (the message did not wake it)", r.err)
-	}
-	if r.l.URL != url {
-		t.Fatalf("Next leased %s, want %s", r.l.URL, url)
-	}
-	if err := waiter.Done(r.l, frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
-		t.Fatal(err)
-	}
+	}, url)
 }
 
 func TestListenerWakesForOtherProcessAdds(t *testing.T) {
@@ -126,7 +89,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	if err := waiter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the listener's connection closes", func() bool { return len(subscribers(t, adderDB, name)) == 0 })
+	storetest.WaitUntil(t, "the listener's connection closes", func() bool { return len(subscribers(t, adderDB, name)) == 0 })
 }
 
 func TestNoListen(t *testing.T) {
@@ -146,7 +109,7 @@ func TestNoListen(t *testing.T) {
 	if _, err := q.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if q.listenDone != nil || len(subscribers(t, db, name)) != 0 {
+	if q.listener.Started() || len(subscribers(t, db, name)) != 0 {
 		t.Fatal("a listener runs with NoListen set")
 	}
 }
@@ -167,11 +130,11 @@ func TestCloseDBEndsListener(t *testing.T) {
 		_, err := q.Next(context.Background())
 		done <- err
 	}()
-	waitUntil(t, "the listener is subscribed", func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 })
+	storetest.WaitUntil(t, "the listener is subscribed", func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 })
 	db.Close()
 	if err := <-done; err != frontier.ErrClosed {
 		t.Fatalf("Next after DB.Close: %v, want frontier.ErrClosed", err)
 	}
 	q.Close() // returns once the listener has
-	waitUntil(t, "the listener's connection closes", func() bool { return len(subscribers(t, admin, name)) == 0 })
+	storetest.WaitUntil(t, "the listener's connection closes", func() bool { return len(subscribers(t, admin, name)) == 0 })
 }

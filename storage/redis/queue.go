@@ -125,16 +125,16 @@ type Queue struct {
 	// idle lets one of this handle's goroutines waiting in Next poll
 	// the database while the others sleep (see storage/internal/idle).
 	idle idle.Gate
-	// listening is set once the listener has been started (or is not
-	// to be); listens counts its subscriptions, for tests.
-	listening atomic.Bool
-	listens   atomic.Int64
+	// bg runs the listener from the first Next until Close; listens
+	// counts its subscriptions, for tests.
+	bg       idle.Background
+	listener idle.Task
+	listens  atomic.Int64
 
-	mu         sync.Mutex
-	closed     bool
-	listenDone chan struct{}        // closed when the listener returns; nil if it never started
-	leases     map[uint64]time.Time // this handle's unsettled leases and their expiry
-	stats      frontier.Stats       // this handle's counters
+	mu     sync.Mutex
+	closed bool
+	leases map[uint64]time.Time // this handle's unsettled leases and their expiry
+	stats  frontier.Stats       // this handle's counters
 }
 
 var _ interface {
@@ -211,11 +211,8 @@ func (q *Queue) Close() error {
 	q.mu.Lock()
 	q.closed = true
 	q.cancel()
-	done := q.listenDone
 	q.mu.Unlock()
-	if done != nil {
-		<-done
-	}
+	q.bg.Stop()
 	return nil
 }
 
@@ -435,8 +432,8 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 // script call per interval, not one each. Lost connections are waited out; other
 // errors are returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
-	if !q.listening.Load() {
-		q.startListener()
+	if !q.opts.NoListen {
+		q.bg.Start(&q.listener, q.listen)
 	}
 	return q.idle.Next(ctx, idle.Source{
 		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
@@ -680,39 +677,17 @@ func (q *Queue) Stats() frontier.Stats {
 	return s
 }
 
-// Listener timing: after a failure the listener waits listenPauseMin, then
-// twice as long after each further failure, up to listenPauseMax; a
-// subscription quiet for listenCheck is pinged, so that a connection that
-// died without a word is noticed and replaced.
-const (
-	listenPauseMin = 100 * time.Millisecond
-	listenPauseMax = 5 * time.Second
-	listenCheck    = 30 * time.Second
-)
-
-// startListener starts the listener unless it runs, the Queue is closed or
-// QueueOptions.NoListen is set.
-func (q *Queue) startListener() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.listening.Load() || q.closed {
-		return
-	}
-	q.listening.Store(true)
-	if q.opts.NoListen {
-		return
-	}
-	q.listenDone = make(chan struct{})
-	go q.listen(q.listenDone)
-}
+// listenCheck is how long the listener's subscription may be quiet before
+// it is pinged, so that a connection that died without a word is noticed
+// and replaced.
+const listenCheck = 30 * time.Second
 
 // listen runs the listener until the Queue or the DB closes: a
 // subscription to the crawl's "added" channel whose every message, and
 // every (re)subscription, wakes this handle's waiting Next calls. The
 // client reopens a lost connection, and subscribes again, at the next
-// receive, which comes after a pause.
-func (q *Queue) listen(done chan struct{}) {
-	defer close(done)
+// receive, which comes after a pause that doubles from 100 ms to 5 s.
+func (q *Queue) listen() {
 	ps := q.db.client.Subscribe(q.ctx, q.db.key("added"))
 	stop := context.AfterFunc(q.ctx, func() { ps.Close() }) // ends a blocked receive
 	defer func() {
@@ -720,7 +695,7 @@ func (q *Queue) listen(done chan struct{}) {
 			ps.Close()
 		}
 	}()
-	pause := listenPauseMin
+	pause := idle.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		msg, err := ps.ReceiveTimeout(q.ctx, listenCheck)
 		if q.ctx.Err() != nil {
@@ -731,7 +706,7 @@ func (q *Queue) listen(done chan struct{}) {
 		case *goredis.Subscription:
 			if m.Kind == "subscribe" {
 				q.listens.Add(1)
-				pause = listenPauseMin
+				pause.Reset()
 				q.idle.Wake() // URLs may have been added while no one listened
 			}
 		case *goredis.Message:
@@ -746,15 +721,10 @@ func (q *Queue) listen(done chan struct{}) {
 				q.log.Warn("redis queue: listener ping failed", "err", err)
 			}
 		default:
-			q.log.Warn("redis queue: listener lost, polling until it is back", "err", err, "retry_in", pause)
-			t := time.NewTimer(pause)
-			select {
-			case <-q.ctx.Done():
-				t.Stop()
+			q.log.Warn("redis queue: listener lost, polling until it is back", "err", err, "retry_in", pause.Current())
+			if !pause.Wait(q.ctx) {
 				return
-			case <-t.C:
 			}
-			pause = min(2*pause, listenPauseMax)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package idle
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,4 +157,67 @@ func TestWakeReachesSleepers(t *testing.T) {
 	waitUntil(t, "four sleepers again", func() bool { _, n := g.state(); return n == 4 })
 	close(closed)
 	wg.Wait()
+}
+
+func TestBackgroundStartsEachTaskOnceAndStopWaits(t *testing.T) {
+	var b Background
+	var task Task
+	release := make(chan struct{})
+	var runs, ended atomic.Int32
+	run := func() {
+		runs.Add(1)
+		<-release
+		ended.Add(1)
+	}
+	for range 3 {
+		b.Start(&task, run)
+	}
+	if !task.Started() {
+		t.Fatal("task not started")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		b.Stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while the task ran")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+	if runs.Load() != 1 || ended.Load() != 1 {
+		t.Fatalf("runs %d, ended %d: want 1 and 1", runs.Load(), ended.Load())
+	}
+	var late Task
+	b.Start(&late, func() { t.Error("a task started after Stop") })
+	if late.Started() {
+		t.Error("a task marked started after Stop")
+	}
+}
+
+func TestBackoffDoublesUpToMaxAndResets(t *testing.T) {
+	b := Backoff{Min: time.Millisecond, Max: 4 * time.Millisecond}
+	var got []time.Duration
+	for range 4 {
+		got = append(got, b.Current())
+		if !b.Wait(context.Background()) {
+			t.Fatal("Wait returned false without a cancelled context")
+		}
+	}
+	want := []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 4 * time.Millisecond}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pauses %v, want %v", got, want)
+	}
+	b.Reset()
+	if b.Current() != time.Millisecond {
+		t.Fatalf("after Reset the pause is %v, want %v", b.Current(), time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	long := Backoff{Min: time.Hour, Max: time.Hour}
+	if long.Wait(ctx) {
+		t.Fatal("Wait returned true with a cancelled context")
+	}
 }

@@ -1,0 +1,63 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit/frontier"
+)
+
+// Queue is what the wake check needs of a shared queue handle.
+type Queue interface {
+	Add(entries ...frontier.Entry) error
+	Next(ctx context.Context) (*frontier.Lease, error)
+	Done(l *frontier.Lease, o frontier.Outcome) error
+}
+
+// WaitUntil polls cond until it holds, failing the test after a minute.
+func WaitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// WakesOnOtherAdd checks that a Next waiting in one process is woken by an
+// Add in another: it starts waiter.Next, waits until ready reports that
+// the call sleeps and waiter's listener listens, adds url through adder and
+// checks that Next leases it, then settles the lease. The waiter's poll
+// interval should be far longer than the 30 s the check allows, so that
+// only the listener can wake it in time.
+func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, ready func() bool, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type result struct {
+		l   *frontier.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := waiter.Next(ctx)
+		got <- result{l, err}
+	}()
+	WaitUntil(t, "the waiting Next sleeps and the listener listens", ready)
+	if err := adder.Add(frontier.Entry{URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("Next after another process's Add: %v (the listener did not wake it)", r.err)
+	}
+	if r.l.URL != url {
+		t.Fatalf("Next leased %s, want %s", r.l.URL, url)
+	}
+	if err := waiter.Done(r.l, frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
+		t.Fatal(err)
+	}
+}
