@@ -5,7 +5,9 @@
 // nothing. With a Gate, one waiting goroutine (the poller) asks on the timer
 // while the others sleep until they are woken: when the poller leaves (it
 // found work, or stopped waiting), or when Wake reports local work.
-// Gate.Next is the whole waiting loop of both queues' Next.
+// Gate.Next is the whole waiting loop of both queues' Next. Background and
+// Backoff run the goroutines that wake the Gate from other processes' Adds
+// (the queues' listeners) and PostgreSQL's notifier.
 package idle
 
 import (
