@@ -96,16 +96,6 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := q.Next(context.Background())
-		done <- err
-	}()
-	storetest.WaitUntil(t, "the listener listens", func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 })
-	db.Close()
-	if err := <-done; err != frontier.ErrClosed {
-		t.Fatalf("Next after DB.Close: %v, want frontier.ErrClosed", err)
-	}
-	q.Close() // returns once the listener has
-	storetest.WaitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
+	storetest.ClosingEndsWait(t, q, func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 },
+		db.Close, func() bool { return listenerBackends(t, other) == 0 })
 }

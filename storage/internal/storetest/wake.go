@@ -61,3 +61,29 @@ func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, ready func() bool, url s
 		t.Fatal(err)
 	}
 }
+
+// ClosingEndsWait checks that closing a queue's backend ends a Next waiting
+// on q with frontier.ErrClosed, and that closing q then ends its listener:
+// ready reports that the Next sleeps with q's listener on, closeBackend
+// closes the DB q came from, and gone reports that the listener's session
+// has left the server.
+func ClosingEndsWait(t testing.TB, q interface {
+	Next(ctx context.Context) (*frontier.Lease, error)
+	Close() error
+}, ready func() bool, closeBackend func(), gone func() bool) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := q.Next(context.Background())
+		done <- err
+	}()
+	WaitUntil(t, "the waiting Next sleeps and the listener listens", ready)
+	closeBackend()
+	if err := <-done; err != frontier.ErrClosed {
+		t.Fatalf("Next after the backend's Close: %v, want frontier.ErrClosed", err)
+	}
+	if err := q.Close(); err != nil { // returns once the listener has
+		t.Fatal(err)
+	}
+	WaitUntil(t, "the listener's session ends", gone)
+}
