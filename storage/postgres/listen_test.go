@@ -33,15 +33,6 @@ func listenerBackends(t *testing.T, db *DB) int {
 	return n
 }
 
-// nextAfterOtherAdd checks that waiter's Next is woken by adder's Add of
-// url once its listener has made listens LISTENs (or subscriptions).
-func nextAfterOtherAdd(t *testing.T, waiter, adder *Queue, listens int64, url string) {
-	t.Helper()
-	storetest.WakesOnOtherAdd(t, waiter, adder, func() bool {
-		return waiter.listens.Load() >= listens && waiter.idle.Sleeping() == 1
-	}, url)
-}
-
 func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	db := openTestDB(t)
 	other := twoProcesses(t, db)
@@ -54,7 +45,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adder.Close()
-	nextAfterOtherAdd(t, waiter, adder, 1, "https://a.example/1")
+	storetest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 1, "https://a.example/1")
 
 	// The listener reconnects after losing its connection.
 	if _, err := other.Pool().Exec(context.Background(),
@@ -62,7 +53,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		listenApplication(db.Schema())); err != nil {
 		t.Fatal(err)
 	}
-	nextAfterOtherAdd(t, waiter, adder, 2, "https://b.example/1")
+	storetest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 2, "https://b.example/1")
 
 	// Close ends the listener and its session.
 	if err := waiter.Close(); err != nil {
@@ -96,6 +87,5 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.ClosingEndsWait(t, q, func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 },
-		db.Close, func() bool { return listenerBackends(t, other) == 0 })
+	storetest.ClosingEndsWait(t, q, &q.idle, db.Close, func() bool { return listenerBackends(t, other) == 0 })
 }

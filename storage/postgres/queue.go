@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -123,12 +122,10 @@ type Queue struct {
 	// the database while the others sleep (see storage/internal/idle).
 	idle idle.Gate
 	// bg runs the listener and the notifier, each from its first use
-	// until Close; listens counts the LISTENs made, for tests; added
-	// wakes the notifier (one pending signal stands for any number of
-	// Adds).
+	// until Close; added wakes the notifier (one pending signal stands for
+	// any number of Adds).
 	bg                 idle.Background
 	listener, notifier idle.Task
-	listens            atomic.Int64
 	added              chan struct{}
 
 	mu     sync.Mutex
@@ -834,9 +831,8 @@ func (q *Queue) listenConn(listening func()) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{q.db.schema}.Sanitize()); err != nil {
 		return wrap("listener: listen", err)
 	}
-	q.listens.Add(1)
 	listening()
-	q.idle.Wake() // URLs may have been added while no one listened
+	q.idle.Listening()
 	for {
 		if _, err := conn.WaitForNotification(q.ctx); err != nil {
 			return wrap("listener: wait", err)

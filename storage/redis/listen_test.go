@@ -48,15 +48,6 @@ func subscribers(t *testing.T, admin *DB, name string) []string {
 	return ids
 }
 
-// nextAfterOtherAdd checks that waiter's Next is woken by adder's Add of
-// url once its listener has made listens LISTENs (or subscriptions).
-func nextAfterOtherAdd(t *testing.T, waiter, adder *Queue, listens int64, url string) {
-	t.Helper()
-	storetest.WakesOnOtherAdd(t, waiter, adder, func() bool {
-		return waiter.listens.Load() >= listens && waiter.idle.Sleeping() == 1
-	}, url)
-}
-
 func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	requireServer(t)
 	crawl := crawlFor(t.Name() + time.Now().String())
@@ -73,7 +64,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adder.Close()
-	nextAfterOtherAdd(t, waiter, adder, 1, "https://a.example/1")
+	storetest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 1, "https://a.example/1")
 
 	// The listener subscribes again after losing its connection.
 	ids := subscribers(t, adderDB, name)
@@ -83,7 +74,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	if err := adderDB.Client().Do(context.Background(), "CLIENT", "KILL", "ID", ids[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
-	nextAfterOtherAdd(t, waiter, adder, 2, "https://b.example/1")
+	storetest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 2, "https://b.example/1")
 
 	// Close ends the listener and its connection.
 	if err := waiter.Close(); err != nil {
@@ -125,6 +116,5 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.ClosingEndsWait(t, q, func() bool { return q.listens.Load() == 1 && q.idle.Sleeping() == 1 },
-		func() { db.Close() }, func() bool { return len(subscribers(t, admin, name)) == 0 })
+	storetest.ClosingEndsWait(t, q, &q.idle, func() { db.Close() }, func() bool { return len(subscribers(t, admin, name)) == 0 })
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -125,11 +124,9 @@ type Queue struct {
 	// idle lets one of this handle's goroutines waiting in Next poll
 	// the database while the others sleep (see storage/internal/idle).
 	idle idle.Gate
-	// bg runs the listener from the first Next until Close; listens
-	// counts its subscriptions, for tests.
+	// bg runs the listener from the first Next until Close.
 	bg       idle.Background
 	listener idle.Task
-	listens  atomic.Int64
 
 	mu     sync.Mutex
 	closed bool
@@ -705,9 +702,8 @@ func (q *Queue) listen() {
 		switch m := msg.(type) {
 		case *goredis.Subscription:
 			if m.Kind == "subscribe" {
-				q.listens.Add(1)
 				pause.Reset()
-				q.idle.Wake() // URLs may have been added while no one listened
+				q.idle.Listening()
 			}
 		case *goredis.Message:
 			q.idle.Wake()

@@ -26,6 +26,7 @@ type Gate struct {
 	polling  bool          // a Turn holds the poller role
 	sleepers int           // Turns in Sleep
 	woken    chan struct{} // closed to wake the sleepers; nil until needed
+	listens  int           // Listening calls
 }
 
 // Turn is one goroutine's wait at a Gate, from Enter to Leave.
@@ -90,6 +91,23 @@ func (t *Turn) Leave() {
 	g.polling = false
 	g.wakeLocked()
 	g.mu.Unlock()
+}
+
+// Listening is called by a listener for other processes' Adds each time it
+// has (re)started listening: it wakes the sleepers, since URLs may have been
+// added while no one listened, and counts the (re)start.
+func (g *Gate) Listening() {
+	g.mu.Lock()
+	g.listens++
+	g.wakeLocked()
+	g.mu.Unlock()
+}
+
+// Listens returns the number of Listening calls.
+func (g *Gate) Listens() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.listens
 }
 
 // Sleeping returns the number of Turns in Sleep.

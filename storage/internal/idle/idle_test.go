@@ -221,3 +221,19 @@ func TestBackoffDoublesUpToMaxAndResets(t *testing.T) {
 		t.Fatal("Wait returned true with a cancelled context")
 	}
 }
+
+func TestListeningWakesSleepersAndCounts(t *testing.T) {
+	var g Gate
+	turn := g.Enter()
+	defer turn.Leave()
+	woke := make(chan bool)
+	go func() { woke <- turn.Sleep(context.Background(), nil, time.Hour) }()
+	waitUntil(t, "the turn sleeps", func() bool { return g.Sleeping() == 1 })
+	g.Listening()
+	if !<-woke {
+		t.Fatal("Sleep returned false")
+	}
+	if g.Listens() != 1 {
+		t.Fatalf("Listens %d, want 1", g.Listens())
+	}
+}

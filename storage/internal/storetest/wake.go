@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/idle"
 )
 
 // Queue is what the wake check needs of a shared queue handle.
@@ -27,13 +28,19 @@ func WaitUntil(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// listeningAndWaiting reports whether the Next started on gate sleeps there
+// and gate's listener has (re)started listening at least listens times.
+func listeningAndWaiting(gate *idle.Gate, listens int) func() bool {
+	return func() bool { return gate.Listens() >= listens && gate.Sleeping() == 1 }
+}
+
 // WakesOnOtherAdd checks that a Next waiting in one process is woken by an
-// Add in another: it starts waiter.Next, waits until ready reports that
-// the call sleeps and waiter's listener listens, adds url through adder and
-// checks that Next leases it, then settles the lease. The waiter's poll
-// interval should be far longer than the 30 s the check allows, so that
-// only the listener can wake it in time.
-func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, ready func() bool, url string) {
+// Add in another: it starts waiter.Next, waits until the call sleeps at
+// gate (waiter's) and waiter's listener has started listening listens times,
+// adds url through adder and checks that Next leases it, then settles the
+// lease. The waiter's poll interval should be far longer than the 30 s the
+// check allows, so that only the listener can wake it in time.
+func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, gate *idle.Gate, listens int, url string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -46,7 +53,7 @@ func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, ready func() bool, url s
 		l, err := waiter.Next(ctx)
 		got <- result{l, err}
 	}()
-	WaitUntil(t, "the waiting Next sleeps and the listener listens", ready)
+	WaitUntil(t, "the waiting Next sleeps and the listener listens", listeningAndWaiting(gate, listens))
 	if err := adder.Add(frontier.Entry{URL: url}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,21 +70,20 @@ func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, ready func() bool, url s
 }
 
 // ClosingEndsWait checks that closing a queue's backend ends a Next waiting
-// on q with frontier.ErrClosed, and that closing q then ends its listener:
-// ready reports that the Next sleeps with q's listener on, closeBackend
-// closes the DB q came from, and gone reports that the listener's session
-// has left the server.
+// on q (at gate, q's) with frontier.ErrClosed, and that closing q then ends
+// its listener: closeBackend closes the DB q came from, and gone reports
+// that the listener's session has left the server.
 func ClosingEndsWait(t testing.TB, q interface {
 	Next(ctx context.Context) (*frontier.Lease, error)
 	Close() error
-}, ready func() bool, closeBackend func(), gone func() bool) {
+}, gate *idle.Gate, closeBackend func(), gone func() bool) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		_, err := q.Next(context.Background())
 		done <- err
 	}()
-	WaitUntil(t, "the waiting Next sleeps and the listener listens", ready)
+	WaitUntil(t, "the waiting Next sleeps and the listener listens", listeningAndWaiting(gate, 1))
 	closeBackend()
 	if err := <-done; err != frontier.ErrClosed {
 		t.Fatalf("Next after the backend's Close: %v, want frontier.ErrClosed", err)
