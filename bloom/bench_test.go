@@ -165,11 +165,11 @@ func BenchmarkTestAndAdd(b *testing.B) {
 	})
 }
 
-// runAlternating runs b.N calls of x and of y, named xName and yName, alternating runs of
-// alternateRun calls (and which goes first), and reports the time per
-// call of each and their ratio. The i passed on is the call's number; the
-// two functions see the same sequence, offset by half of it, so that
-// neither finds the other's data fresh in the caches.
+// runAlternating runs b.N calls of x and of y, named xName and yName, in
+// alternating runs of alternateRun calls (swapping which goes first), and
+// reports the time per call of each and their ratio. x is passed the call's
+// number and y the number plus 2^19 (half the benchmark's 2^20 URLs), so
+// that neither finds the other's data fresh in the caches.
 func runAlternating(b *testing.B, xName string, x func(i int), yName string, y func(i int)) {
 	const alternateRun = 1 << 12
 	var tx, ty time.Duration

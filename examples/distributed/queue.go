@@ -881,8 +881,8 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	current := p.owned && p.gen == gen
 	if current {
 		q.notePinLocked(p, m.Headers().Get(pinHeader), md.Sequence.Consumer)
-		p.lastDelivery, p.stalls = q.now(), 0
-		p.delivering++
+		p.stalls = 0
+		p.delivering++ // the end of its handling sets lastDelivery
 	}
 	q.mu.Unlock()
 	if !current {
