@@ -2,9 +2,11 @@ package bloom
 
 import "sync"
 
-// Store is an exact set of 64-bit keys behind the filter. A Set calls it
-// with the key's shard locked, so a Store need not make Contains-then-Add
-// atomic itself; it must be safe for concurrent use on different keys.
+// Store is an exact set of 64-bit keys behind the filter. TestAndAdd calls
+// it with the key's shard locked, so a Store need not make Contains-then-Add
+// atomic itself. ContainsKey and Contains call Contains without that lock,
+// so a Store must be safe for concurrent use, including a Contains of a key
+// while that key is being added (which may answer either way).
 //
 // Exactness: keys are 64-bit hashes (see Key), so two distinct URLs can
 // share one. With n keys stored, a URL never seen collides with one of them

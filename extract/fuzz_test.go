@@ -66,6 +66,7 @@ func FuzzExtract(f *testing.F) {
 func FuzzSrcsetAndRefresh(f *testing.F) {
 	f.Add([]byte("a.jpg 1x, b,c.jpg 2x, (x,y) d"))
 	f.Add([]byte("0; url='x'"))
+	f.Add([]byte(" .5 url = \"x\" y"))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		n := 0
 		eachSrcset(v, func(u []byte) {
@@ -79,6 +80,8 @@ func FuzzSrcsetAndRefresh(f *testing.F) {
 		}
 		if u := refreshURL(v); len(u) > len(v) {
 			t.Fatal("refresh URL longer than its input")
+		} else if !bytes.Contains(v, u) {
+			t.Fatalf("refresh URL %q is not part of its input %q", u, v)
 		}
 	})
 }

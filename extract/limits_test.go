@@ -32,6 +32,8 @@ func TestMetaRefreshAndSrcset(t *testing.T) {
 		{"5;URL='/quoted page'", "https://ex.com/quoted%20page"},
 		{"3, url = \"/dq\"", "https://ex.com/dq"},
 		{"0;/bare", "https://ex.com/bare"},
+		{"0 url=/space", "https://ex.com/space"},
+		{"5 /bare-after-space", "https://ex.com/bare-after-space"},
 		{"10", ""},
 		{"x; url=/nope", ""},
 	}

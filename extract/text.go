@@ -296,39 +296,55 @@ func eachSrcset(v []byte, fn func(url []byte)) {
 
 // refreshURL extracts the URL of a <meta http-equiv="refresh"> content value
 // following the HTML standard's "shared declarative refresh steps"
-// (§4.2.5.3): a time, then ';' or ',', then optionally "url" '=' and a
-// possibly quoted URL. It returns nil when there is no URL (a plain reload).
+// (§4.2.5.3): after optional ASCII whitespace, a time made of digits and
+// dots that starts with a digit or a dot; then either the end of the value
+// or ASCII whitespace, ';' or ',' (anything else makes the value invalid);
+// optional whitespace, one optional ';' or ',' and more whitespace. What
+// remains is the URL, unless it starts with "url" (in any case), optional
+// whitespace and '=': then the URL follows after more whitespace. A URL
+// that starts with ' or " (after "url=", or in place of it) ends before the
+// next such quote, or at the end of the value when there is none. The
+// result is trimmed of HTML white space (the URL parser strips it too). It
+// is empty when there is no URL: for a plain reload ("5"), an empty URL
+// (which the standard resolves to the page itself) and an invalid value.
 func refreshURL(c []byte) []byte {
-	c = trimHTMLSpace(c)
+	c = skipASCIISpace(c)
 	i := 0
+	for i < len(c) && c[i] >= '0' && c[i] <= '9' {
+		i++
+	}
+	if i == 0 && (len(c) == 0 || c[0] != '.') {
+		return nil
+	}
 	for i < len(c) && (c[i] >= '0' && c[i] <= '9' || c[i] == '.') {
 		i++
 	}
-	if i == 0 {
-		return nil
-	}
 	c = c[i:]
-	for len(c) > 0 && isSpace(c[0]) {
-		c = c[1:]
+	if len(c) == 0 {
+		return nil // a reload of the page itself
 	}
-	if len(c) == 0 || (c[0] != ';' && c[0] != ',') {
+	if c[0] != ';' && c[0] != ',' && !isASCIISpace(c[0]) {
 		return nil
 	}
-	c = c[1:]
-	for len(c) > 0 && isSpace(c[0]) {
+	c = skipASCIISpace(c)
+	if len(c) > 0 && (c[0] == ';' || c[0] == ',') {
 		c = c[1:]
 	}
-	if len(c) >= 3 && equalFold(c[:3], "url") {
-		rest := c[3:]
-		for len(rest) > 0 && isSpace(rest[0]) {
-			rest = rest[1:]
+	c = skipASCIISpace(c)
+	if len(c) == 0 {
+		return nil
+	}
+	if c[0] == 'u' || c[0] == 'U' {
+		// Only "url", white space and '=' introduce the URL; otherwise
+		// the URL starts with the u, and quotes are not removed.
+		if len(c) < 3 || !equalFold(c[:3], "url") {
+			return trimHTMLSpace(c)
 		}
-		if len(rest) > 0 && rest[0] == '=' {
-			c = rest[1:]
-			for len(c) > 0 && isSpace(c[0]) {
-				c = c[1:]
-			}
+		rest := skipASCIISpace(c[3:])
+		if len(rest) == 0 || rest[0] != '=' {
+			return trimHTMLSpace(c)
 		}
+		c = skipASCIISpace(rest[1:])
 	}
 	if len(c) > 0 && (c[0] == '"' || c[0] == '\'') {
 		q := c[0]
@@ -338,4 +354,19 @@ func refreshURL(c []byte) []byte {
 		}
 	}
 	return trimHTMLSpace(c)
+}
+
+// isASCIISpace reports whether c is ASCII whitespace as the WHATWG Infra
+// standard defines it: tab, line feed, form feed, carriage return or
+// space. Unlike isSpace it excludes the vertical tab.
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// skipASCIISpace returns b without its leading ASCII whitespace.
+func skipASCIISpace(b []byte) []byte {
+	for len(b) > 0 && isASCIISpace(b[0]) {
+		b = b[1:]
+	}
+	return b
 }

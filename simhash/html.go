@@ -47,8 +47,7 @@ func (f *Fingerprinter) FingerprintHTML(r io.Reader) (uint64, error) {
 				st.writeBytes(z.Text())
 			}
 		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z.Raw())
 			if a == atom.Body && tt == html.StartTagToken {
 				skip = 0 // an unclosed head or nav ends where the body starts
 			}
@@ -64,6 +63,40 @@ func (f *Fingerprinter) FingerprintHTML(r io.Reader) (uint64, error) {
 			}
 		}
 	}
+}
+
+// maxTagAtom is longer than the name of every element FingerprintHTML
+// treats specially (the longest is 8 bytes).
+const maxTagAtom = 16
+
+// tagAtom returns the atom of the element named by a start or end tag
+// token's raw bytes ("<Name ...>", "</name>"), or 0 if the name is longer
+// than maxTagAtom or no atom. It reads the name the way the tokenizer does
+// (up to white space, '/' or '>', ASCII lower-cased) but without
+// Tokenizer.TagName, which copies the name: that was one allocation per
+// tag, nearly all of a page's allocations.
+func tagAtom(raw []byte) atom.Atom {
+	i := 1 // past '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	var name [maxTagAtom]byte
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(name) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		name[n] = c
+		n++
+	}
+	return atom.Lookup(name[:n])
 }
 
 // separate ends the current token, if any.

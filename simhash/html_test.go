@@ -3,6 +3,9 @@ package simhash
 import (
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 func TestFingerprintHTMLVisibleTextOnly(t *testing.T) {
@@ -40,7 +43,51 @@ func TestFingerprintHTMLBoundedToken(t *testing.T) {
 func FuzzFingerprintHTML(f *testing.F) {
 	f.Add("<p>The quick <b>brown</b> fox</p><script>x</script>")
 	f.Add("<nav><nav></nav>text")
+	f.Add("<P\tclass=x>a</SPAN\n><br/><Noscript>b</noScript ><x\x00y>")
 	f.Fuzz(func(t *testing.T, s string) {
 		FingerprintHTML(strings.NewReader(s))
+		checkTagAtoms(t, s)
 	})
+}
+
+// checkTagAtoms checks tagAtom against the tokenizer's own TagName on
+// every tag of s: the atoms must agree for every element whose name fits
+// maxTagAtom.
+func checkTagAtoms(t *testing.T, s string) {
+	t.Helper()
+	z := html.NewTokenizer(strings.NewReader(s))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			got := tagAtom(z.Raw())
+			name, _ := z.TagName()
+			want := atom.Lookup(name)
+			if len(name) > maxTagAtom {
+				want = 0
+			}
+			if got != want {
+				t.Fatalf("tag %q: tagAtom %v, TagName %q (%v)", z.Raw(), got, name, want)
+			}
+		}
+	}
+}
+
+func TestTagAtom(t *testing.T) {
+	for raw, want := range map[string]atom.Atom{
+		"<p>":                      atom.P,
+		"</P>":                     atom.P,
+		"<NAV class=x>":            atom.Nav,
+		"</noscript\n>":            atom.Noscript,
+		"<br/>":                    atom.Br,
+		"<custom-element>":         0,
+		"<averyveryverylongname1>": 0,
+	} {
+		if got := tagAtom([]byte(raw)); got != want {
+			t.Errorf("tagAtom(%q) = %v, want %v", raw, got, want)
+		}
+	}
+	checkTagAtoms(t, "<HTML><Head><TITLE>t</title></HEAD><body><P\tclass=x>a<Span\f>b</SPAN\n><Br/>"+
+		"<Script>if (a<b) {}</SCRIPT ><x\x00y>z</x\x00y></body></html>")
 }

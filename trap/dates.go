@@ -33,21 +33,82 @@ func appendPadded(b []byte, n, width int) []byte {
 
 // dateScan is what scanDates found: up to four dates, whether each is a
 // calendar page (the path ends in it, or it is in the query) rather than the
-// date of an article, and which path segments and query parameters (by
-// index, the first 64) hold date parts.
+// date of an article, which are bare and which of those far (see
+// scanDates), and which path segments and query parameters (by index, the
+// first 64) hold date parts.
 type dateScan struct {
 	dates [4]date
 	page  [4]bool
 	n     int
+	bare  uint8 // one bit per index of dates
+	far   uint8 // likewise; a subset of bare
 	segs  uint64
 	parms uint64
 }
 
-func (s *dateScan) add(t date, page bool) {
+// add adds t, a bare date when bare, and far when it is bare and outside
+// sp.
+func (s *dateScan) add(t date, page, bare bool, sp span) {
 	if s.n < len(s.dates) {
 		s.dates[s.n], s.page[s.n] = t, page
+		if bare {
+			s.bare |= 1 << uint(s.n)
+			if !sp.has(t) {
+				s.far |= 1 << uint(s.n)
+			}
+		}
 		s.n++
 	}
+}
+
+// span is a range of dates around the month (y, m): up to ahead years after
+// it and behind years before it, by month (by year for a date without a
+// month). A negative limit leaves that side open.
+type span struct{ y, m, ahead, behind int }
+
+// after reports whether t is more than sp.ahead years after sp's month.
+func (sp span) after(t date) bool {
+	if sp.ahead < 0 {
+		return false
+	}
+	if t.m == 0 {
+		return t.y > sp.y+sp.ahead
+	}
+	return t.y*12+t.m-1 > sp.y*12+sp.m-1+12*sp.ahead
+}
+
+// before reports whether t is more than sp.behind years before sp's month.
+func (sp span) before(t date) bool {
+	if sp.behind < 0 {
+		return false
+	}
+	if t.m == 0 {
+		return t.y < sp.y-sp.behind
+	}
+	return t.y*12+t.m-1 < sp.y*12+sp.m-1-12*sp.behind
+}
+
+// has reports whether t lies within sp.
+func (sp span) has(t date) bool { return !sp.after(t) && !sp.before(t) }
+
+// rangeSpan is the span the range half of the calendar rule accepts as of
+// now.
+func (d *Detector) rangeSpan(now time.Time) span {
+	return span{now.Year(), int(now.Month()), d.cfg.yearsAhead, d.cfg.yearsBehind}
+}
+
+// bare returns the span within which a bare date (see scanDates) is taken
+// for a date, given the range span sp: sp with the default for a limit that
+// is switched off, so that switching the range check off does not turn
+// every id into a date.
+func (sp span) bare() span {
+	if sp.ahead < 0 {
+		sp.ahead = DefaultYearsAhead
+	}
+	if sp.behind < 0 {
+		sp.behind = DefaultYearsBehind
+	}
+	return sp
 }
 
 func bit(i int) uint64 {
@@ -60,12 +121,28 @@ func bit(i int) uint64 {
 // scanDates finds the dates of u in the forms calendars use: /2031/01/,
 // /2031/01/15/, /calendar/2031/, /2031-01-15/, /2031-01-15.html,
 // ?date=2031-01-15, ?d=20310115 and ?year=2031&month=1(&day=15).
-func scanDates(u *parsedURL, s *dateScan) {
+//
+// Ids take the same forms (/t/some-topic/1234/5 is post 5 of forum topic
+// 1234, /product/2500/3 page 3 of a product), so a year and month alone are
+// a bare date: one with no day, no calendar word among the path segments
+// before it (/events/music/2031/01/) and, in the query, no parameter name
+// that says date, year or month (?from=2031-01, ?year=2031; y, which also
+// names a coordinate, only together with a month parameter). A bare date
+// outside sp is a far bare date, an id unless a calendar walk leads to it
+// (see calendarWalk). For the same reason a year is a number from 3000 up
+// (see yearOf) only after a calendar word or in a parameter named for a
+// date, year or month.
+func scanDates(u *parsedURL, s *dateScan, sp span) {
 	segs := u.segs
 	n := len(segs)
+	word := false // a calendar word is among segs[:i]
 	for i := 0; i < n; i++ {
 		seg := segs[i]
-		if y, ok := yearOf(seg); ok {
+		// Checking segs[i-1] keeps word up to date: the segments a date
+		// spans, skipped below, are numbers.
+		after := i > 0 && calendarWord(segs[i-1])
+		word = word || after
+		if y, ok := yearOf(seg, word); ok {
 			if i+1 < n {
 				if m, ok := smallNum(segs[i+1], 12); ok {
 					t, k := date{y, m, 0}, 2
@@ -77,45 +154,51 @@ func scanDates(u *parsedURL, s *dateScan) {
 					for j := i; j < i+k; j++ {
 						s.segs |= bit(j)
 					}
-					s.add(t, i+k == n)
+					s.add(t, i+k == n, t.d == 0 && !word, sp)
 					i += k - 1
 					continue
 				}
 			}
-			if i > 0 && calendarWord(segs[i-1]) {
+			// A year alone is weak evidence even after a calendar word
+			// (/events/1234 is as often an event's id), so only years
+			// that calendars show count.
+			if after && likelyYear(y) {
 				s.segs |= bit(i)
-				s.add(date{y, 0, 0}, i+1 == n)
+				s.add(date{y, 0, 0}, i+1 == n, false, sp)
 			}
 			continue
 		}
-		if y, m, d, rest, ok := compactDateRest(seg); ok {
+		if y, m, d, rest, ok := compactDateRest(seg, word); ok {
 			s.segs |= bit(i)
 			// 2031-01-15-some-title is an article; 2031-01-15.html a page.
-			s.add(date{y, m, d}, i+1 == n && (rest == "" || rest[0] == '.'))
+			s.add(date{y, m, d}, i+1 == n && (rest == "" || rest[0] == '.'), d == 0 && !word, sp)
 			continue
 		}
-		if i > 0 && calendarWord(segs[i-1]) {
+		if after {
 			if t, ok := eightDigitDate(seg); ok {
 				s.segs |= bit(i)
-				s.add(t, i+1 == n)
+				s.add(t, i+1 == n, false, sp)
 			}
 		}
 	}
 
 	yi, mi, di := -1, -1, -1
 	var y, m, d int
+	bareYear := false // the year parameter is named y
 	it := params{rest: u.query, sep: '&'}
 	for k := 0; it.next(); k++ {
 		name, value := it.name, it.value
-		if ty, tm, td, _, ok := compactDateRest(value); ok {
+		named := nameIn(name, dateNames) || nameIn(name, yearNames) || nameIn(name, monthNames)
+		if ty, tm, td, _, ok := compactDateRest(value, named); ok {
 			s.parms |= bit(k)
-			s.add(date{ty, tm, td}, true)
+			s.add(date{ty, tm, td}, true, td == 0 && !named, sp)
 			continue
 		}
 		switch {
 		case yi < 0 && nameIn(name, yearNames):
-			if v, ok := yearOf(value); ok {
+			if v, ok := yearOf(value, true); ok {
 				yi, y = k, v
+				bareYear = equalFold(name, "y")
 				continue
 			}
 		case mi < 0 && nameIn(name, monthNames):
@@ -132,7 +215,7 @@ func scanDates(u *parsedURL, s *dateScan) {
 		if nameIn(name, dateNames) {
 			if t, ok := eightDigitDate(value); ok {
 				s.parms |= bit(k)
-				s.add(t, true)
+				s.add(t, true, false, sp)
 			}
 		}
 	}
@@ -147,7 +230,7 @@ func scanDates(u *parsedURL, s *dateScan) {
 				s.parms |= bit(di)
 			}
 		}
-		s.add(t, true)
+		s.add(t, true, bareYear && mi < 0, sp)
 	}
 }
 
@@ -172,15 +255,20 @@ func nameIn(name string, list []string) bool {
 
 func calendarWord(seg string) bool { return nameIn(seg, calendarWords) }
 
-// yearOf parses a four-digit year from 1000 to 2999: wide enough for any
-// calendar a trap walks to, narrow enough that most four-digit ids are not
-// taken for years.
-func yearOf(s string) (int, bool) {
-	if len(s) != 4 || s[0] < '1' || s[0] > '2' {
+// yearOf parses a four-digit year from 1000 to 2999, or up to 9999 when
+// wide. Four-digit ids are common and the calendar rule stops a walk long
+// before 3000, so numbers from 3000 up are years only where a name says
+// date (?year=3001; see scanDates).
+func yearOf(s string, wide bool) (int, bool) {
+	if len(s) != 4 || s[0] < '1' || s[0] > '9' || (s[0] > '2' && !wide) {
 		return 0, false
 	}
 	return digits(s)
 }
+
+// likelyYear reports whether y is a year that dates on the web use, for
+// the forms that are weak evidence of a date on their own.
+func likelyYear(y int) bool { return y >= 1900 && y <= 2199 }
 
 // smallNum parses a one- or two-digit number from 1 to max.
 func smallNum(s string, max int) (int, bool) {
@@ -204,19 +292,20 @@ func digits(s string) (int, bool) {
 }
 
 // compactDate parses an ISO 8601-like date at the start of v: YYYY-MM or
-// YYYY-MM-DD, with '-' or '_' as separator.
+// YYYY-MM-DD, with '-' or '_' as separator, and a year up to 2999.
 func compactDate(v string) (y, m, d int, ok bool) {
-	y, m, d, _, ok = compactDateRest(v)
+	y, m, d, _, ok = compactDateRest(v, false)
 	return
 }
 
-// compactDateRest is compactDate that also returns what follows the date.
-// The date must end the string or be followed by a non-digit.
-func compactDateRest(v string) (y, m, d int, rest string, ok bool) {
+// compactDateRest is compactDate that also returns what follows the date,
+// with years as yearOf(wide) reads them. The date must end the string or be
+// followed by a non-digit.
+func compactDateRest(v string, wide bool) (y, m, d int, rest string, ok bool) {
 	if len(v) < 7 {
 		return
 	}
-	if y, ok = yearOf(v[:4]); !ok {
+	if y, ok = yearOf(v[:4], wide); !ok {
 		return
 	}
 	sep := v[4]
@@ -266,7 +355,7 @@ func eightDigitDate(s string) (date, bool) {
 		return date{}, false
 	}
 	t := date{v / 10000, v / 100 % 100, v % 100}
-	if t.y < 1900 || t.y > 2199 || t.m < 1 || t.m > 12 || t.d < 1 || t.d > 31 {
+	if !likelyYear(t.y) || t.m < 1 || t.m > 12 || t.d < 1 || t.d > 31 {
 		return date{}, false
 	}
 	return t, true
@@ -276,24 +365,78 @@ func eightDigitDate(s string) (date, bool) {
 // from now. Calendars generate links to the next and previous period without
 // end; real sites rarely link far into the future, and the past is only
 // suspicious for calendar pages, not dated articles (archives are real).
-func (d *Detector) dateRange(s *dateScan, now time.Time) Verdict {
-	ny, nm := now.Year(), int(now.Month())
-	nowMonths := ny*12 + nm - 1
+// sp is the range accepted (see Detector.rangeSpan); the dates whose bits
+// are set in skip are not checked.
+func dateRange(s *dateScan, sp span, skip uint8) Verdict {
 	for i := 0; i < s.n; i++ {
-		t := s.dates[i]
-		months := t.y*12 + t.m - 1
-		if a := d.cfg.yearsAhead; a >= 0 {
-			if (t.m == 0 && t.y > ny+a) || (t.m > 0 && months > nowMonths+12*a) {
-				return reject(RuleCalendar, "date "+t.String()+" is more than "+itoa(a)+" years after "+date{ny, nm, 0}.String())
-			}
+		if skip&(1<<uint(i)) != 0 {
+			continue
 		}
-		if b := d.cfg.yearsBehind; b >= 0 && s.page[i] {
-			if (t.m == 0 && t.y < ny-b) || (t.m > 0 && months < nowMonths-12*b) {
-				return reject(RuleCalendar, "date "+t.String()+" is more than "+itoa(b)+" years before "+date{ny, nm, 0}.String())
-			}
+		t := s.dates[i]
+		if sp.after(t) {
+			return reject(RuleCalendar, "date "+t.String()+" is more than "+itoa(sp.ahead)+" years after "+date{sp.y, sp.m, 0}.String())
+		}
+		if s.page[i] && sp.before(t) {
+			return reject(RuleCalendar, "date "+t.String()+" is more than "+itoa(sp.behind)+" years before "+date{sp.y, sp.m, 0}.String())
 		}
 	}
 	return Verdict{}
+}
+
+// stepsOut reports whether every far bare date of s is one step from the
+// date in the same place of src, and that date is not far: one month or
+// one year away, as a calendar's previous and next links are. A walk that
+// leaves the span of bare dates steps out of it this way; ids that lie
+// outside it (posts 2 and 3 of forum topic 2841) do not.
+func stepsOut(s, src *dateScan) bool {
+	if s.n != src.n {
+		return false
+	}
+	for i := 0; i < s.n; i++ {
+		b := uint8(1) << uint(i)
+		if s.far&b == 0 {
+			continue
+		}
+		if src.far&b != 0 || !oneStep(s.dates[i], src.dates[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fromFar reports whether every far bare date of s has a far bare date in
+// the same place of src: a link between pages beyond the span of bare
+// dates, a step of a walk there as a link within it is.
+func fromFar(s, src *dateScan) bool {
+	return s.n == src.n && s.far&^src.far == 0
+}
+
+// oneStep reports whether a and b, neither with a day, are years one year
+// apart or months one month or one year apart.
+func oneStep(a, b date) bool {
+	if a.d != 0 || b.d != 0 || (a.m == 0) != (b.m == 0) {
+		return false
+	}
+	diff := a.y*12 + a.m - b.y*12 - b.m
+	if diff < 0 {
+		diff = -diff
+	}
+	return diff == 12 || (diff == 1 && a.m != 0)
+}
+
+// crossesYear reports whether a step from the dates of src to those of s
+// crosses into another year by one step (see oneStep) in a bare date: from
+// December to January, or by a year.
+func crossesYear(s, src *dateScan) bool {
+	if s.n != src.n {
+		return false
+	}
+	for i := 0; i < s.n; i++ {
+		if s.bare&(1<<uint(i)) != 0 && s.dates[i].y != src.dates[i].y && oneStep(s.dates[i], src.dates[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // shapeHash hashes u with its dates replaced by a placeholder: two URLs of

@@ -35,6 +35,9 @@ var (
 // combinations, faceted filters, products, variants and reviews; wikis with
 // language subdomains, history and diff links, and deep documentation
 // trees; code hosts with nested source trees and commit hashes; forums.
+// Numeric ids of four digits followed by a small number (a forum topic and
+// post, a product and page, an issue and comment) look like a year and a
+// month and must not be taken for dates.
 func legitCorpus() []legitURL {
 	r := rand.New(rand.NewPCG(2025, 11))
 	var out []legitURL
@@ -174,6 +177,18 @@ func legitCorpus() []legitURL {
 				add(fmt.Sprintf("%s/item/%d", base, id), src, fp())
 			}
 		}
+		for p := 0; p < 300; p++ { // four-digit ids with pages: /product/2500/3
+			pu := fmt.Sprintf("%s/product/%d", base, 1000+r.IntN(9000))
+			add(pu, listings[r.IntN(len(listings))], fp())
+			prev := pu
+			for pg := 2; pg <= 2+r.IntN(4); pg++ {
+				u := fmt.Sprintf("%s/%d", pu, pg)
+				add(u, prev, fp())
+				prev = u
+			}
+			cu := fmt.Sprintf("%s/category/%d", base, 1000+r.IntN(9000))
+			add(fmt.Sprintf("%s/%d/%s", cu, 1+r.IntN(12), word()), cu, fp())
+		}
 	}
 
 	for h := 0; h < 12; h++ { // wikis
@@ -241,6 +256,13 @@ func legitCorpus() []legitURL {
 				add(fmt.Sprintf("%s/commit/%016x%016x%08x", rb, r.Uint64(), r.Uint64(), r.Uint32()), rb+"/commits/main", fp())
 				add(fmt.Sprintf("%s/issues/%d", rb, 1+r.IntN(5000)), rb+"/issues", fp())
 			}
+			for i := 0; i < 20; i++ { // an issue's comments: /issues/2045/10
+				iu := fmt.Sprintf("%s/issues/%d", rb, 1000+r.IntN(9000))
+				add(iu, rb+"/issues", fp())
+				for c := 1 + r.IntN(3); c <= 12; c += 1 + r.IntN(4) {
+					add(fmt.Sprintf("%s/%d", iu, c), iu, fp())
+				}
+			}
 		}
 	}
 
@@ -264,6 +286,22 @@ func legitCorpus() []legitURL {
 				add(fmt.Sprintf("%s/%d", tu, p*20), tu, fp())
 			}
 			add(fmt.Sprintf("%s/members/%s.%d/", base, word(), 1+r.IntN(99999)), tu, fp())
+		}
+		// Discourse links each post of a topic as /t/slug/topic/post, from
+		// the topic and from the other posts; topics numbered 1000 to
+		// 9999 make these look like months.
+		for t := 0; t < 300; t++ {
+			tu := fmt.Sprintf("%s/t/%s/%d", base, slug("-"), 1000+r.IntN(9000))
+			add(tu, base+"/forum/x", fp())
+			prev := tu
+			for p := 1; p <= 1+r.IntN(12); p++ {
+				u := fmt.Sprintf("%s/%d", tu, p)
+				add(u, prev, fp())
+				if p%3 == 0 {
+					add(fmt.Sprintf("%s/%d", tu, p+1), tu, fp()) // a reply linked from the topic
+				}
+				prev = u
+			}
 		}
 	}
 	return out

@@ -134,8 +134,9 @@ func (d *Detector) stateless(u *parsedURL, ds *dateScan, now time.Time, depth in
 		return v
 	}
 	if d.cfg.yearsAhead >= 0 || d.cfg.yearsBehind >= 0 || d.cfg.maxCalendarSteps >= 0 {
-		scanDates(u, ds)
-		if v := d.dateRange(ds, now); v.Rejected() {
+		sp := d.rangeSpan(now)
+		scanDates(u, ds, sp.bare())
+		if v := dateRange(ds, sp, ds.far); v.Rejected() {
 			return v
 		}
 	}

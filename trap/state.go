@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/net/publicsuffix"
 )
@@ -75,7 +76,10 @@ func (hs *hostState) volatile(path uint64, name string, now bool) bool {
 
 // valueSet is a small set of hashes; learned rules keep at most their limit
 // plus one values in it, so a linear scan is the fastest lookup.
-type valueSet struct{ v []uint64 }
+type valueSet struct {
+	v       []uint64
+	crossed bool // calendar steps: a walk through bare dates crossed a year
+}
 
 func (s *valueSet) has(x uint64) bool {
 	for _, y := range s.v {
@@ -349,7 +353,7 @@ func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
 
 // learned applies the rules that depend on what the detector has seen, and
 // records an accepted URL.
-func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
+func (d *Detector) learned(u *parsedURL, ds *dateScan, source string, now time.Time) Verdict {
 	sh := &d.hosts[shardOf(u.host)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -380,7 +384,7 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
 		}
 		src = &su
 	}
-	if v := d.calendarWalk(hs, u, ds, src); v.Rejected() {
+	if v := d.calendarWalk(hs, u, ds, src, now); v.Rejected() {
 		return v
 	}
 	if v := d.repeatingPath(hs, u, key); v.Rejected() {
@@ -429,13 +433,29 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string) Verdict {
 // end; a crawler walking such links sees a page of one shape link to the
 // same shape with another date. Lists of dates (an archive index) are not
 // walks and are not limited.
-func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, src *parsedURL) Verdict {
+//
+// A URL with far bare dates (see scanDates) is a walk when it steps out of
+// the span of bare dates (see stepsOut); its dates are then checked against
+// the range as the stateless half checks other dates. It is also a walk
+// when its source's dates are far too (see fromFar): a calendar that a
+// link took beyond the span in a jump (a year picker, a link from a page
+// without a date) walks on there. Otherwise those dates are ids and the
+// link is no step of a walk.
+//
+// Ids of items with pages step like bare dates (/product/2003/2 links to
+// /product/2003/3, /t/topic/2841/2 to /t/topic/2841/3), but never from one
+// "year" to the next, while a calendar crosses a year within twelve steps.
+// So a walk through bare dates, far or not, is limited only once one of
+// the shape's steps crossed a year (see crossesYear); its steps are
+// counted before that, up to the limit.
+func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, src *parsedURL, now time.Time) Verdict {
 	max := d.cfg.maxCalendarSteps
-	if max < 0 || ds.n == 0 || src == nil {
+	if (max < 0 && ds.far == 0) || ds.n == 0 || src == nil {
 		return Verdict{}
 	}
+	sp := d.rangeSpan(now)
 	var ss dateScan
-	scanDates(src, &ss)
+	scanDates(src, &ss, sp.bare())
 	if ss.n == 0 {
 		return Verdict{}
 	}
@@ -444,11 +464,30 @@ func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, src *
 	if shape != shapeHash(src, &ss) || dk == dateKey(&ss) {
 		return Verdict{}
 	}
+	if ds.far != 0 {
+		switch {
+		case stepsOut(ds, &ss):
+			if v := dateRange(ds, sp, 0); v.Rejected() {
+				return v
+			}
+		case !fromFar(ds, &ss):
+			return Verdict{}
+		}
+	}
+	if max < 0 {
+		return Verdict{}
+	}
 	set := learnSet(&hs.steps, shape, maxStepShapes)
 	if set.has(dk) {
 		return Verdict{}
 	}
+	if ds.bare != 0 && !set.crossed && crossesYear(ds, &ss) {
+		set.crossed = true
+	}
 	if len(set.v) >= max {
+		if ds.bare != 0 && !set.crossed {
+			return Verdict{}
+		}
 		return reject(RuleCalendar, itoa(len(set.v)+1)+" dates reached by walking "+shapeString(u, ds)+", limit "+itoa(max))
 	}
 	set.v = append(set.v, dk)

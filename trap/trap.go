@@ -101,6 +101,52 @@ const (
 	RuleSessionID Rule = "session-id"
 	// RuleCalendar rejects dates far from now and walks through a calendar
 	// that go on too long.
+	//
+	// Dates are read from the path in these forms: a year, month and day
+	// in three segments (/2031/01/15/) or one (/2031-01-15,
+	// /2031-01-15.html), a year and month in two segments (/2031/01/) or
+	// one (/2031-01), a year from 1900 to 2199 alone right after a
+	// calendar word (/calendar/2031/; the words are calendar, cal, events,
+	// archive, schedule, day, month, year and a few more), and YYYYMMDD
+	// (years 1900 to 2199) right after a calendar word. From the query
+	// they are read as YYYY-MM or YYYY-MM-DD in any value, YYYYMMDD in a
+	// parameter named date, d, from, to or the like, and year, month and
+	// day parameters (?year=2031&month=1&day=15; also y, m, d and a few
+	// other languages' names). A year is a four-digit number from 1000 to
+	// 2999, or up to 9999 after a calendar word among the path segments
+	// before it or in a parameter named for a date, year or month (so
+	// /calendar/4711/5/20 and ?year=3001 hold dates, /item/4711/5/20 and
+	// ?sku=4711-05-20 none).
+	//
+	// Ids take the same forms: /t/some-topic/1234/5 is post 5 of forum
+	// topic 1234, /product/2500/3 page 3 of a product. So a year and month
+	// alone, with no day, no calendar word among the path segments before
+	// them (/events/music/2031/01/) and no parameter name that says date,
+	// year or month (?from=2031-01, ?year=2031, or y together with a month
+	// parameter: y alone is as often a coordinate), are a bare date, taken
+	// for a date only within the range below (with the default for a limit
+	// that is switched off). Outside it they are an id, unless the link
+	// leads there from a page of the same URL shape whose date in the same
+	// place is taken for a date and lies one month or one year away: a
+	// calendar's previous or next link that leaves the range. A link to
+	// such an id from a page of the same shape whose bare date in the
+	// same place lies outside the range too is a step of a walk (below):
+	// a calendar that a jump took out of the range (a year picker, a link
+	// from a page without a date) is limited there as inside it.
+	//
+	// The rule rejects a date more than Config.YearsAhead years after the
+	// month of now, and a calendar page (the path ends in the date, or the
+	// date is in the query) more than Config.YearsBehind years before it,
+	// counting in months (in years for a year alone); dated articles
+	// (/1999/05/01/title) are never too old. It also rejects a link from a
+	// page to a URL of the same shape with another date once more than
+	// Config.MaxCalendarSteps distinct dates of that shape were reached
+	// that way (a walk). A walk through bare dates is rejected only once
+	// one of its links crossed into another year by a month or a year
+	// (from 2025/12 to 2026/01, or from 2025/06 to 2026/06): a calendar
+	// does so within twelve steps, the pages of an item numbered like a
+	// year (/product/2003/2 to /product/2003/3, /t/topic/2841/2 to
+	// /t/topic/2841/3) never.
 	RuleCalendar Rule = "calendar"
 	// RuleContentRepetition rejects URLs of a pattern (or a whole host)
 	// that kept serving the same content, as reported through Observe.
@@ -210,7 +256,7 @@ type Config struct {
 	MaxRepeatingPaths int
 
 	// YearsAhead rejects dates more than this many years after now
-	// (default 2).
+	// (default 2). RuleCalendar says what counts as a date.
 	YearsAhead int
 	// YearsBehind rejects calendar pages (a path that ends in a date, or
 	// a date in the query) more than this many years before now
@@ -219,7 +265,8 @@ type Config struct {
 	YearsBehind int
 	// MaxCalendarSteps is how many distinct dates of one URL shape may be
 	// reached from a page of the same shape with another date, that is,
-	// how far a walk through previous/next links may go (default 6).
+	// how far a walk through previous/next links may go (default 6; see
+	// RuleCalendar for walks through bare dates).
 	MaxCalendarSteps int
 
 	// SessionParams adds names to the built-in list of session-id
@@ -456,7 +503,7 @@ func (d *Detector) JudgeAt(now time.Time, c Candidate) Verdict {
 	if v := d.stateless(&u, &ds, now, c.Depth); v.Rejected() {
 		return v
 	}
-	return d.learned(&u, &ds, c.Source)
+	return d.learned(&u, &ds, c.Source, now)
 }
 
 // Observe reports that the page at rawURL was fetched and its content has

@@ -62,6 +62,40 @@ func TestStatelessRules(t *testing.T) {
 		{"http://example.com/calendar/1901/05/", RuleCalendar, "calendar: date 1901-05 is more than 30 years before 2025-11"},
 		{"http://example.com/1901/05/01/old-news", RuleNone, ""},
 		{"http://example.com/cal?date=1890-01-01", RuleCalendar, "calendar: date 1890-01-01 is more than 30 years before 2025-11"},
+		// Ids that look like a year and a month without other signs of a
+		// date: a forum topic and post, a product and page, an issue and
+		// comment, a category and page.
+		{"http://forum.example/t/some-topic-slug/1234/5", RuleNone, ""},
+		{"http://forum.example/t/some-topic-slug/2841/3", RuleNone, ""},
+		{"http://shop.example/product/2500/3", RuleNone, ""},
+		{"http://shop.example/category/1500/2/widgets", RuleNone, ""},
+		{"http://example.com/issues/2045/10", RuleNone, ""},
+		{"http://example.com/p/9999-12", RuleNone, ""},
+		{"http://example.com/item?id=2500-3", RuleNone, ""},
+		{"http://example.com/map?x=1200&y=2400", RuleNone, ""},
+		{"http://example.com/events/1234", RuleNone, ""},
+		// Numbers from 3000 up are years only where a name says date, so
+		// ids with a day-like part are no dates either.
+		{"http://shop.example/item/4711/5/20", RuleNone, ""},
+		{"http://forum.example/t/some-topic/5234/3/15", RuleNone, ""},
+		{"http://shop.example/parts?sku=4711-05-20", RuleNone, ""},
+		{"http://shop.example/p/3021-12-01", RuleNone, ""},
+		// A day, a calendar word before the date, or a parameter named for
+		// a date, year or month makes a year and month a date; the last
+		// two make any four-digit number a year.
+		{"http://example.com/x/2031/01/15/", RuleCalendar, "calendar: date 2031-01-15 is more than 2 years after 2025-11"},
+		{"http://example.com/x/1234/5/6", RuleCalendar, "calendar: date 1234-05-06 is more than 30 years before 2025-11"},
+		{"http://example.com/calendar/2999/12", RuleCalendar, "calendar: date 2999-12 is more than 2 years after 2025-11"},
+		{"http://example.com/events/music/2031/01/", RuleCalendar, "calendar: date 2031-01 is more than 2 years after 2025-11"},
+		{"http://example.com/archive/2031-01", RuleCalendar, "calendar: date 2031-01 is more than 2 years after 2025-11"},
+		{"http://example.com/cal?year=3001&month=1", RuleCalendar, "calendar: date 3001-01 is more than 2 years after 2025-11"},
+		{"http://example.com/cal?year=2031", RuleCalendar, "calendar: date 2031 is more than 2 years after 2025-11"},
+		{"http://example.com/cal?y=2031&m=1", RuleCalendar, "calendar: date 2031-01 is more than 2 years after 2025-11"},
+		{"http://example.com/report?from=2031-01", RuleCalendar, "calendar: date 2031-01 is more than 2 years after 2025-11"},
+		{"http://example.com/events/2031", RuleCalendar, "calendar: date 2031 is more than 2 years after 2025-11"},
+		{"http://example.com/calendar/4711/5/20", RuleCalendar, "calendar: date 4711-05-20 is more than 2 years after 2025-11"},
+		{"http://example.com/archive/3021-12", RuleCalendar, "calendar: date 3021-12 is more than 2 years after 2025-11"},
+		{"http://example.com/cal?date=3021-12-01", RuleCalendar, "calendar: date 3021-12-01 is more than 2 years after 2025-11"},
 	}
 	for _, c := range cases {
 		d := New(Config{})
@@ -151,6 +185,162 @@ func TestCalendarWalk(t *testing.T) {
 	}
 	if want := "calendar: 3 dates reached by walking /cal/{date}/, limit 2"; v.Reason != want {
 		t.Fatalf("got %q, want %q", v.Reason, want)
+	}
+}
+
+// TestCalendarWalkLeavesRange checks the bare dates of the calendar rule: a
+// year and month with no other sign of a date is an id when it lies outside
+// the range the rule accepts, unless a calendar's previous or next link
+// leads there from a date within the range.
+func TestCalendarWalkLeavesRange(t *testing.T) {
+	d := New(Config{})
+	cases := []struct {
+		url, source string
+		reason      string // "" when accepted
+	}{
+		// A calendar without a calendar word walks to the edge of the
+		// range and out of it, by month and by year.
+		{"http://cal.example/veranstaltungen/2027/11/", "http://cal.example/veranstaltungen/2027/10/", ""},
+		{"http://cal.example/veranstaltungen/2027/12/", "http://cal.example/veranstaltungen/2027/11/", "calendar: date 2027-12 is more than 2 years after 2025-11"},
+		{"http://cal.example/veranstaltungen/2028/06/", "http://cal.example/veranstaltungen/2027/06/", "calendar: date 2028-06 is more than 2 years after 2025-11"},
+		{"http://cal.example/veranstaltungen/1995/10/", "http://cal.example/veranstaltungen/1995/11/", "calendar: date 1995-10 is more than 30 years before 2025-11"},
+		{"http://cal.example/planer?y=2028", "http://cal.example/planer?y=2027", "calendar: date 2028 is more than 2 years after 2025-11"},
+		// Outside the range, the same URLs found elsewhere are ids.
+		{"http://cal.example/veranstaltungen/2027/12/", "http://cal.example/", ""},
+		{"http://cal.example/veranstaltungen/2028/06/", "http://cal.example/veranstaltungen/", ""},
+		// So are links that do not step out of the range: from another
+		// id (a step of a walk outside the range, within its limit; see
+		// TestCalendarWalkFar), or by more than a month or a year.
+		{"http://cal.example/veranstaltungen/2028/01/", "http://cal.example/veranstaltungen/2027/12/", ""},
+		{"http://cal.example/veranstaltungen/2028/02/", "http://cal.example/veranstaltungen/2027/11/", ""},
+		{"http://cal.example/planer?y=2029", "http://cal.example/planer?y=2027", ""},
+	}
+	for _, c := range cases {
+		v := d.JudgeAt(now, Candidate{URL: c.url, Source: c.source})
+		if v.Reason != c.reason || v.Rejected() != (c.reason != "") {
+			t.Errorf("%s from %s: got %q, want %q", c.url, c.source, v.Reason, c.reason)
+		}
+	}
+
+	// The posts of forum topics and the pages of a product link to each
+	// other; they are no calendar walk, whatever the limits.
+	for i, cfg := range []Config{{}, {YearsAhead: -1, YearsBehind: -1}, {MaxCalendarSteps: 1}} {
+		d := New(cfg)
+		for _, item := range []string{
+			"http://forum.example/t/some-topic/2841", "http://forum.example/t/other-topic/1234",
+			"http://forum.example/t/third-topic/2010", "http://shop.example/product/2003", "http://shop.example/product/2004",
+		} {
+			src := item
+			for p := 1; p <= 12; p++ {
+				u := fmt.Sprintf("%s/%d", item, p)
+				if v := d.JudgeAt(now, Candidate{URL: u, Source: src}); v.Rejected() {
+					t.Fatalf("config %d: %s from %s: %v", i, u, src, v)
+				}
+				src = u
+			}
+		}
+	}
+}
+
+// TestCalendarWalkBare checks that a walk through bare dates (a calendar
+// without a calendar word) is limited once it crossed a year.
+func TestCalendarWalkBare(t *testing.T) {
+	walk := func(d *Detector, start time.Time, months int) (accepted int, last Verdict) {
+		src := "http://cal.example/veranstaltungen/" + start.Format("2006/01") + "/"
+		for m := start; ; {
+			m = m.AddDate(0, months, 0)
+			u := "http://cal.example/veranstaltungen/" + m.Format("2006/01") + "/"
+			if last = d.JudgeAt(now, Candidate{URL: u, Source: src}); last.Rejected() {
+				return accepted, last
+			}
+			accepted++
+			src = u
+		}
+	}
+	// Forward from November, the walk crosses a year at its second step
+	// and is stopped at the limit.
+	d := New(Config{})
+	start := time.Date(2025, time.November, 1, 0, 0, 0, 0, time.UTC)
+	n, v := walk(d, start, 1)
+	if want := "calendar: 7 dates reached by walking /veranstaltungen/{date}/, limit 6"; n != DefaultMaxCalendarSteps || v.Reason != want {
+		t.Errorf("forward: %d steps, then %q; want %d, then %q", n, v.Reason, DefaultMaxCalendarSteps, want)
+	}
+	// Backward, it goes on to January and is stopped when it crosses
+	// into December.
+	d = New(Config{})
+	if n, v = walk(d, start, -1); n != 10 || v.Rule != RuleCalendar {
+		t.Errorf("backward: %d steps, then %v; want 10, then the calendar rule", n, v)
+	}
+	// A calendar with "next year" links crosses a year at once.
+	d = New(Config{MaxCalendarSteps: 1})
+	if n, v = walk(d, time.Date(2000, time.March, 1, 0, 0, 0, 0, time.UTC), 12); n != 1 || v.Rule != RuleCalendar {
+		t.Errorf("by year: %d steps, then %v; want 1, then the calendar rule", n, v)
+	}
+}
+
+// TestCalendarWalkFar checks walks through far bare dates: a link that is
+// not one step out of the range (a year picker, a link from a page without
+// a date) takes a calendar to a far bare date as an id, and the walk goes on
+// from there; it is limited as any walk through bare dates.
+func TestCalendarWalkFar(t *testing.T) {
+	now := time.Date(2026, time.March, 1, 0, 0, 0, 0, time.UTC)
+	judge := func(d *Detector, u, src string) Verdict {
+		return d.JudgeAt(now, Candidate{URL: "http://blog.example" + u, Source: "http://blog.example" + src})
+	}
+	walk := func(d *Detector, src string, months int) (accepted int, last Verdict) {
+		m, _ := time.Parse("/2006/01/", src)
+		for i := 0; i < 200; i++ {
+			m = m.AddDate(0, months, 0)
+			u := m.Format("/2006/01/")
+			if last = judge(d, u, src); last.Rejected() {
+				return accepted, last
+			}
+			accepted++
+			src = u
+		}
+		return accepted, last
+	}
+
+	// From a year picker on a page within the range, next-month links
+	// are followed until they cross a year after the limit.
+	d := New(Config{})
+	if v := d.JudgeAt(now, Candidate{URL: "http://blog.example/2026/03/"}); v.Rejected() {
+		t.Fatalf("/2026/03/: %v", v)
+	}
+	if v := judge(d, "/2035/03/", "/2026/03/"); v.Rejected() {
+		t.Fatalf("/2035/03/ from /2026/03/: %v", v)
+	}
+	n, v := walk(d, "/2035/03/", 1)
+	if want := "calendar: 7 dates reached by walking /{date}/, limit 6"; n != 9 || v.Reason != want {
+		t.Errorf("forward from 2035-03: %d steps, then %q; want 9, then %q", n, v.Reason, want)
+	}
+	// The walk is stopped for the shape: other far dates are reached
+	// only by a jump from the range, and not walked on from.
+	for _, c := range []struct {
+		url, source string
+		rejected    bool
+	}{
+		{"/2035/02/", "/2035/03/", true},
+		{"/2040/03/", "/2035/03/", true},
+		{"/2040/03/", "/2026/03/", false},
+		{"/2040/04/", "/2040/03/", true},
+	} {
+		if v := judge(d, c.url, c.source); v.Rejected() != c.rejected {
+			t.Errorf("%s from %s: %v, want rejected %v", c.url, c.source, v, c.rejected)
+		}
+	}
+
+	// From a page without a date, backward by month and by year.
+	d = New(Config{})
+	if v := judge(d, "/1990/05/", "/"); v.Rejected() {
+		t.Fatalf("/1990/05/ from /: %v", v)
+	}
+	if n, v = walk(d, "/1990/05/", -1); n != 6 || v.Rule != RuleCalendar {
+		t.Errorf("backward from 1990-05: %d steps, then %v; want 6, then the calendar rule", n, v)
+	}
+	d = New(Config{MaxCalendarSteps: 2})
+	if n, v = walk(d, "/2035/03/", 12); n != 2 || v.Rule != RuleCalendar {
+		t.Errorf("by year from 2035-03: %d steps, then %v; want 2, then the calendar rule", n, v)
 	}
 }
 

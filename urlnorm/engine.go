@@ -480,6 +480,12 @@ func (e *engine) appendSegment(b []byte, pathStart int, seg string, last bool) [
 	segStart := len(b)
 	b = append(b, '/')
 	b = e.path.appendTo(b, seg)
+	// Parameters go first, so that what is left is judged as it will be
+	// read again: "..;jsessionid=1" becomes "..", a dot segment, as servers
+	// that strip parameters also read it, and normalizing stays idempotent.
+	if e.dropParams {
+		b = e.dropPathParams(b, segStart)
+	}
 	w := b[segStart+1:]
 	if e.dots {
 		switch dotSegment(w, e.whatwg) {
@@ -503,27 +509,33 @@ func (e *engine) appendSegment(b []byte, pathStart int, seg string, last bool) [
 	if len(w) == 0 && !last && e.o.RemoveDuplicateSlashes {
 		return b[:segStart]
 	}
-	if e.dropParams {
-		if k := bytes.IndexByte(w, ';'); k >= 0 {
-			out := segStart + 1 + k
-			for p := k; p < len(w); {
-				q := p + 1
-				for q < len(w) && w[q] != ';' {
-					q++
-				}
-				name := w[p+1 : q]
-				if eq := bytes.IndexByte(name, '='); eq >= 0 {
-					name = name[:eq]
-				}
-				if !e.o.dropsParam(name) {
-					out += copy(b[out:], w[p:q])
-				}
-				p = q
-			}
-			b = b[:out]
-		}
-	}
 	return b
+}
+
+// dropPathParams removes the dropped ";name=value" parameters from the
+// segment written at b[segStart:] ("/" + segment).
+func (e *engine) dropPathParams(b []byte, segStart int) []byte {
+	w := b[segStart+1:]
+	k := bytes.IndexByte(w, ';')
+	if k < 0 {
+		return b
+	}
+	out := segStart + 1 + k
+	for p := k; p < len(w); {
+		q := p + 1
+		for q < len(w) && w[q] != ';' {
+			q++
+		}
+		name := w[p+1 : q]
+		if eq := bytes.IndexByte(name, '='); eq >= 0 {
+			name = name[:eq]
+		}
+		if !e.o.dropsParam(name) {
+			out += copy(b[out:], w[p:q])
+		}
+		p = q
+	}
+	return b[:out]
 }
 
 // dotSegment reports whether w is "." (1) or ".." (2). In whatwg mode

@@ -12,6 +12,7 @@ var fuzzSeeds = []string{
 	"HTTP://Example.COM:80/a/./b/../c?b=2&a=1#f",
 	"example.com/x", "//x/y", `http:\\x\y`, "http://[::1]:8080/", "http://0x7f.1/",
 	"http://bücher.de/ü?ü#ü", "http://a/%2e%2E/%zz%", "http://u:p@h/;jsessionid=1?utm_source=x",
+	"http://h/b/..;jsessionid=1/a",
 	"http://host/%2525252525252525", "http://x/index.html/", "mailto:x", "\x00http://x/\t\n ",
 	"http://xn--bcher-kva.de./", "http://1.2.3.4.5/", "http://a..b.../", "http://[::ffff:1.2.3.4]/",
 }

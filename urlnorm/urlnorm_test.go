@@ -32,6 +32,12 @@ func TestCrawlerProfile(t *testing.T) {
 		{"http://example.com/a?x=1&utm_source=news&UTM_Medium=mail&gclid=abc", "http://example.com/a?x=1"},
 		{"http://example.com/a;jsessionid=0AB12?PHPSESSID=9&sid=3&page=2", "http://example.com/a?page=2"},
 		{"http://example.com/a;v=1;JSESSIONID=0AB12/b", "http://example.com/a;v=1/b"},
+		// A segment that is a dot segment once its parameter is gone is
+		// one: the output must not change when normalized again.
+		{"http://example.com/x/..;jsessionid=1/a", "http://example.com/a"},
+		{"http://example.com/b/..;jsessionid=1", "http://example.com/"},
+		{"http://example.com/.;jsessionid=1/a", "http://example.com/a"},
+		{"http://example.com/x/..;v=1/a", "http://example.com/x/..;v=1/a"},
 		{"http://example.com/?utm_source=x", "http://example.com/"},
 		// Names that merely contain a listed name stay.
 		{"http://example.com/?side=1&usid=2&utm=3", "http://example.com/?side=1&usid=2&utm=3"},
