@@ -42,6 +42,7 @@ type wireCounter struct {
 	r     io.Reader
 	n     atomic.Int64
 	limit int64
+	eof   bool // the connection reported the end of the body
 }
 
 // Read reads from the connection, counting bytes and enforcing the limit.
@@ -57,8 +58,15 @@ func (w *wireCounter) Read(p []byte) (int, error) {
 	}
 	n, err := w.r.Read(p)
 	w.n.Add(int64(n))
+	if err == io.EOF {
+		w.eof = true
+	}
 	return n, err
 }
+
+// empty reports whether the body ended without a single byte: an empty body
+// labelled with a content coding, which has nothing to decode.
+func (w *wireCounter) empty() bool { return w.eof && w.n.Load() == 0 }
 
 // contentEncodings parses a Content-Encoding header (RFC 9110 §8.4) into the
 // codings in the order they were applied, dropping "identity".
@@ -85,9 +93,34 @@ func contentEncodings(v []string) ([]string, error) {
 	return out, nil
 }
 
+// zstdMaxWindow is the largest zstd window the Fetcher decodes. RFC 9659 §3
+// requires HTTP clients to decode windows up to 8 MB (2^23 bytes) and
+// forbids servers to use larger ones for the zstd content coding, so a
+// larger window is refused rather than allocated. It bounds the decoder's
+// memory whatever Config.MaxBodyBytes is.
+const zstdMaxWindow = 8 << 20
+
+// zstdReader reports a zstd frame that needs more than zstdMaxWindow as
+// ErrUnsupportedEncoding: the body cannot be decoded within the limit, and
+// asking again gives the same frame.
+type zstdReader struct{ d *zstd.Decoder }
+
+// Read decodes from the zstd stream.
+func (z zstdReader) Read(p []byte) (int, error) {
+	n, err := z.d.Read(p)
+	// When streaming, the decoder returns these two errors only for a frame
+	// whose window (or, for a single-segment frame, declared size) is over
+	// the limit, or for a block larger than its frame's window.
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		err = fmt.Errorf("%w: zstd frame exceeds the %d MiB window limit of RFC 9659 (%v)",
+			ErrUnsupportedEncoding, zstdMaxWindow>>20, err)
+	}
+	return n, err
+}
+
 // decoder wraps r in the decoders for codings, last applied first. The
 // returned close function releases decoder resources.
-func decoder(r io.Reader, codings []string, maxBody int64) (io.Reader, func(), error) {
+func decoder(r io.Reader, codings []string) (io.Reader, func(), error) {
 	var closers []func()
 	closeAll := func() {
 		for _, c := range closers {
@@ -123,19 +156,22 @@ func decoder(r io.Reader, codings []string, maxBody int64) (io.Reader, func(), e
 		case "br":
 			r = brotli.NewReader(r)
 		case "zstd":
-			// RFC 9659 §3 limits the window of the zstd content coding to 8 MB;
-			// a larger one is refused instead of allocated.
+			// The window is bounded by the RFC 9659 limit, not by the body
+			// limit: the body limit applies to the decoded output in
+			// readBody, as for the other codings. WithDecoderMaxMemory
+			// also caps the window (and a single-segment frame's declared
+			// size, which is its window), so it is set to the same value.
 			zr, err := zstd.NewReader(r,
 				zstd.WithDecoderConcurrency(1),
 				zstd.WithDecoderLowmem(true),
-				zstd.WithDecoderMaxWindow(8<<20),
-				zstd.WithDecoderMaxMemory(uint64(maxBody)+1))
+				zstd.WithDecoderMaxWindow(zstdMaxWindow),
+				zstd.WithDecoderMaxMemory(zstdMaxWindow))
 			if err != nil {
 				closeAll()
 				return nil, nil, fmt.Errorf("zstd: %w", err)
 			}
 			closers = append(closers, zr.Close)
-			r = zr
+			r = zstdReader{zr}
 		}
 	}
 	return r, closeAll, nil

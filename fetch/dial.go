@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptrace"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -114,6 +116,41 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 		return conn, nil
 	}
 	return nil, firstErr
+}
+
+// guardProxy wraps a transport's Proxy function so that a request sent
+// through a proxy must pass the guard with its target first: the dialler
+// only sees the proxy's address.
+func (d *guardedDialer) guardProxy(proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+	return func(r *http.Request) (*url.URL, error) {
+		pu, err := proxy(r)
+		if err != nil || pu == nil {
+			return pu, err
+		}
+		if err := d.checkTarget(r.Context(), r.URL.Hostname()); err != nil {
+			return nil, err
+		}
+		return pu, nil
+	}
+}
+
+// checkTarget applies the guard to host, an IP literal or a name resolved
+// through the DNS cache; every address of a name must pass, since the proxy
+// may connect to any of them.
+func (d *guardedDialer) checkTarget(ctx context.Context, host string) error {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return d.guard.Check(host, a)
+	}
+	addrs, err := d.dns.Lookup(ctx, host)
+	if err != nil {
+		return fmt.Errorf("fetch: resolving %s to check it with the address guard before using the proxy: %w", host, err)
+	}
+	for _, a := range addrs {
+		if err := d.guard.Check(host, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkConn applies the guard to conn's remote address.

@@ -29,7 +29,9 @@ var (
 	ErrDecompressionBomb = errors.New("fetch: decompression bomb")
 
 	// ErrUnsupportedEncoding reports a Content-Encoding the Fetcher cannot
-	// decode (or a chain of more than three encodings).
+	// decode, a chain of more than three encodings, or a zstd frame that
+	// needs a window larger than the 8 MiB RFC 9659 allows for HTTP. It is
+	// not retried.
 	ErrUnsupportedEncoding = errors.New("fetch: unsupported content encoding")
 
 	// ErrHeadersTooLarge reports response headers larger than
@@ -41,8 +43,10 @@ var (
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
 
 	// ErrTimeout reports that a fetch ran out of time: connecting, waiting
-	// for response headers, the per-attempt total, or a transfer slower than
-	// Config.MinTransferRate.
+	// for response headers, the per-attempt total (Config.Timeout, shared by
+	// the requests of a redirect chain), or a transfer slower than
+	// Config.MinTransferRate. The caller's own context ending is reported
+	// with the context's error instead.
 	ErrTimeout = errors.New("fetch: timeout")
 
 	// ErrDisallowed reports that the caller's Config.Check refused a URL (the
@@ -63,6 +67,10 @@ var (
 
 	// ErrUnsupportedScheme reports a URL whose scheme is not http or https.
 	ErrUnsupportedScheme = errors.New("fetch: unsupported URL scheme")
+
+	// ErrClosed reports a fetch that was refused or cut short because the
+	// Fetcher was closed (see Fetcher.Close).
+	ErrClosed = errors.New("fetch: Fetcher closed")
 )
 
 // BlockedAddressError is the error the address guard returns. It matches

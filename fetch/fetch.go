@@ -5,12 +5,14 @@
 // hosts, keep-alive and HTTP/2 over TLS) and adds what a crawler needs:
 //
 //   - a required User-Agent;
-//   - timeouts for connecting, response headers, each request as a whole,
-//     and a minimum transfer rate that stops slow-drip servers;
+//   - timeouts for connecting, response headers, each attempt as a whole
+//     (its redirects included), and a minimum transfer rate that stops
+//     slow-drip servers;
 //   - limits on body size (truncate and report, or fail), on decompressed
 //     size and expansion ratio (gzip, deflate, br, zstd), on header bytes
 //     and on redirects, with every redirect hop passed to the caller's
-//     Check (robots.txt, scope) and to the address guard;
+//     Check (robots.txt, scope) and to the address guard, and credential
+//     headers dropped when a redirect leaves the site;
 //   - the address Guard, on by default, which refuses loopback, private,
 //     link-local (cloud metadata), CGNAT, multicast and other non-public
 //     addresses on the address actually dialled;
@@ -70,7 +72,15 @@ type Config struct {
 	// politeness ceiling, for about 45 KB of memory per idle connection).
 	// An *http.Transport is
 	// cloned and given the guarded dialler (its own DialContext, if any,
-	// becomes the custom dial function). Any other RoundTripper is used as
+	// becomes the custom dial function). If it has a Proxy, the guard checks
+	// the proxy's address when dialling it and, before a request is handed
+	// to the proxy, the target: an IP literal directly, a name by its
+	// addresses in the DNS cache, all of which must pass (a name the DNS
+	// cache cannot resolve is refused with the lookup error). The proxy
+	// resolves the name again itself, so a name that answers the proxy
+	// differently (DNS rebinding) can still reach an internal address:
+	// restrict the proxy too, or set DisableGuard and rely on the proxy's
+	// own rules. Any other RoundTripper is used as
 	// is; the guard then checks the connection reported by httptrace
 	// (GotConn) and closes it before the request is written, which only
 	// works for RoundTrippers that report connections.
@@ -120,8 +130,13 @@ type Config struct {
 
 	// ConnectTimeout bounds a TCP connect (default 10 s); TLSTimeout a TLS
 	// handshake (default 10 s); HeaderTimeout the wait for response headers
-	// from the start of the request (default 30 s); Timeout one request as
-	// a whole, body included (default 60 s).
+	// from the start of each request (default 30 s); Timeout one attempt as
+	// a whole (default 60 s): the requests of its redirect chain, bodies
+	// included, share it, so the chain takes at most Timeout of request
+	// time however many hops it has. Politeness waits between hops are not
+	// counted; MaxPolitenessWait bounds those. A request cut off by one of
+	// these fails with ErrTimeout and counts as a failure of its host; one
+	// ended by the caller's context does not.
 	ConnectTimeout, TLSTimeout, HeaderTimeout, Timeout time.Duration
 	// MinTransferRate in bytes per second, averaged over each
 	// TransferRateWindow while a body is read; a slower transfer fails
@@ -160,6 +175,13 @@ type Config struct {
 	RetryBackoff, MaxRetryBackoff time.Duration
 
 	// Header holds default request headers (Accept, Accept-Language, …).
+	// Like net/http's Client, the Fetcher stops sending the credential
+	// headers (Authorization, WWW-Authenticate, Cookie, Cookie2,
+	// Proxy-Authorization, Proxy-Authenticate), whether set here or in
+	// Request.Header, once a redirect leaves the requested URL's host for a
+	// host that is neither it nor one of its subdomains, or goes from
+	// https to http; they stay off for the rest of the chain. Cookies from
+	// Client.Jar follow their own scope.
 	Header http.Header
 
 	// Clock supplies time for politeness waits (default SystemClock). The
@@ -242,6 +264,7 @@ type Fetcher struct {
 	sharedConns bool        // the connection pool is another Fetcher's (Config.ShareConns)
 	header      http.Header // request header template
 	closed      atomic.Bool
+	closing     chan struct{} // closed by Close, to end politeness and retry waits
 }
 
 // New returns a Fetcher for cfg. It fails with ErrNoUserAgent if
@@ -254,7 +277,7 @@ func New(cfg Config) (*Fetcher, error) {
 		return nil, fmt.Errorf("%w: User-Agent contains a line break", ErrNoUserAgent)
 	}
 	cfg.ensureDefaults()
-	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: cfg.Header.Clone()}
+	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: cfg.Header.Clone(), closing: make(chan struct{})}
 	if f.header == nil {
 		f.header = make(http.Header)
 	}
@@ -333,6 +356,9 @@ func New(cfg Config) (*Fetcher, error) {
 		// watchdog, which shares one timer with the other deadlines.
 		f.transport.ResponseHeaderTimeout = 0
 		f.transport.MaxResponseHeaderBytes = cfg.MaxHeaderBytes
+		if f.guard != nil && f.transport.Proxy != nil {
+			f.transport.Proxy = d.guardProxy(f.transport.Proxy)
+		}
 		f.client.Transport = f.transport
 	}
 	// Redirects are followed by Fetch itself, hop by hop, so that each
@@ -350,12 +376,18 @@ func (f *Fetcher) Politeness() *Politeness { return f.pol }
 // DNS returns the Fetcher's DNS cache (for Prefetch).
 func (f *Fetcher) DNS() *DNSCache { return f.dns }
 
-// Close releases idle connections and, if the Fetcher made its own DNS
-// cache, stops its lookups. Fetches must not be started after Close.
+// Close stops the Fetcher. Fetches in flight end at once with an error
+// matching ErrClosed, wherever they are (waiting for politeness or a retry,
+// connecting, reading a body); they do not count as failures of their
+// hosts. Close does not wait for them to return. Fetches started after Close
+// fail with ErrClosed. Close then releases idle connections and, if the
+// Fetcher made its own DNS cache, stops its lookups. To let fetches finish
+// instead, wait for them before calling Close.
 func (f *Fetcher) Close() error {
 	if f.closed.Swap(true) {
 		return nil
 	}
+	close(f.closing)
 	f.watch.close()
 	if !f.sharedConns {
 		f.client.CloseIdleConnections()
@@ -376,10 +408,13 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
 // transient failures. Any HTTP status is a Response with a nil error
 // (check StatusCode), except a 304 to a conditional request, which returns
 // the Response together with ErrNotModified. Other errors come with a nil
-// Response and match the package's sentinels.
+// Response and match the package's sentinels. When ctx ends first, Do
+// returns its error (context.Canceled or context.DeadlineExceeded,
+// wrapped); that is the caller's doing, so the host is not charged with a
+// failure.
 func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 	if f.closed.Load() {
-		return nil, errors.New("fetch: Fetcher is closed")
+		return nil, ErrClosed
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil {
@@ -414,6 +449,8 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), ctx.Err())
+		case <-f.closing:
+			return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), ErrClosed)
 		case <-f.cfg.Clock.After(wait):
 		}
 	}
@@ -446,7 +483,18 @@ func checkURL(u *url.URL) error {
 func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *Request, last bool) (resp *Response, err error, retryHost string) {
 	resp = &Response{URL: u}
 	cur := u
+	// Config.Timeout is shared by the requests of the whole chain: each hop
+	// gets what the previous ones left (real time, politeness waits
+	// excluded).
+	budget := f.cfg.Timeout
+	dropCredentials := false
 	for hop := 0; ; hop++ {
+		if f.closed.Load() {
+			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrClosed), ""
+		}
+		if hop > 0 && !dropCredentials {
+			dropCredentials = !credentialsFollow(u, cur)
+		}
 		if f.cfg.Check != nil {
 			if cerr := f.cfg.Check(ctx, cur); cerr != nil {
 				return nil, fmt.Errorf("fetch %s: %w: %w", cur.Redacted(), ErrDisallowed, cerr), ""
@@ -462,17 +510,23 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		// timestamps double as the request's timing.
 		realStart := started
 		if !f.sysClock {
-			realStart = time.Now()
+			realStart = f.watch.now()
 		}
-		ex := f.exchange(ctx, cur, method, req, hop == 0, resp, realStart)
+		var deadline time.Time
+		if f.cfg.Timeout > 0 {
+			deadline = realStart.Add(budget)
+		}
+		ex := f.exchange(ctx, cur, method, req, hop == 0, dropCredentials, resp, realStart, deadline)
+		budget -= ex.end.Sub(realStart)
 		ended := ex.end
 		if !f.sysClock {
 			ended = f.cfg.Clock.Now()
 		}
 		out := Outcome{Status: ex.status}
-		if ex.err != nil && !isPolicyError(ex.err) {
+		if ex.err != nil && !ex.aborted && !isPolicyError(ex.err) {
 			// Only trouble reaching or hearing from the server counts
-			// for the error backoff; a body over our limits does not.
+			// for the error backoff; a body over our limits, the caller
+			// giving up and Close do not.
 			out.Err = ex.err
 		}
 		if ex.status == http.StatusTooManyRequests || ex.status == http.StatusServiceUnavailable {
@@ -500,11 +554,53 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		if err := checkURL(ex.location); err != nil {
 			return nil, fmt.Errorf("redirect from %s: %w", cur.Redacted(), err), ""
 		}
+		if f.cfg.Timeout > 0 && budget <= 0 {
+			return nil, fmt.Errorf("fetch %s: %w: %w (%s) before following the redirect to %s",
+				u.Redacted(), ErrTimeout, errTotalTimeout, f.cfg.Timeout, ex.location.Redacted()), ""
+		}
 		if ex.status == http.StatusSeeOther && method != http.MethodHead {
 			method = http.MethodGet
 		}
 		cur = ex.location
 	}
+}
+
+// credentialHeaders are the request headers that carry credentials, the
+// ones net/http's Client drops on a redirect to another site.
+var credentialHeaders = map[string]bool{
+	"Authorization": true, "Www-Authenticate": true, "Cookie": true, "Cookie2": true,
+	"Proxy-Authorization": true, "Proxy-Authenticate": true,
+}
+
+// credentialsFollow reports whether credentials sent with a request for
+// initial may be sent to dest, a redirect target: dest is on initial's host
+// or a subdomain of it (net/http's rule for Client redirects; the port does
+// not matter), and the redirect does not go from https to plain http.
+func credentialsFollow(initial, dest *url.URL) bool {
+	if initial.Scheme == "https" && dest.Scheme != "https" {
+		return false
+	}
+	ih, dh := bareHost(initial), bareHost(dest)
+	if dh == ih {
+		return true
+	}
+	if _, err := netip.ParseAddr(ih); err == nil {
+		return false // an IP address has no subdomains
+	}
+	if strings.ContainsAny(dh, ":%") {
+		return false // an IPv6 address, not a subdomain
+	}
+	return strings.HasSuffix(dh, "."+ih)
+}
+
+// bareHost returns u's host in canonical form (lower case, punycode, no
+// trailing dot) without the port and without IPv6 brackets.
+func bareHost(u *url.URL) string {
+	h := urlnorm.Host(u)
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 }
 
 // isPolicyError reports whether err is one of the Fetcher's own limits or
@@ -563,17 +659,20 @@ func (f *Fetcher) acquire(ctx context.Context, host string) (time.Time, error) {
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
+		case <-f.closing:
+			return time.Time{}, ErrClosed
 		case <-wake:
 		case <-released:
 		}
 	}
 }
 
-// Errors used as context causes, to tell our own timeouts apart.
+// Errors used as context causes, to tell our own timeouts and Close apart.
 var (
 	errTotalTimeout  = errors.New("request exceeded its total timeout")
 	errHeaderTimeout = errors.New("no response headers in time")
 	errSlowTransfer  = errors.New("transfer below the minimum rate")
+	errClosed        = errors.New("closed by Fetcher.Close")
 )
 
 // exchangeResult is the outcome of one HTTP exchange (one hop).
@@ -582,19 +681,23 @@ type exchangeResult struct {
 	location  *url.URL // redirect target, when the response is a redirect
 	err       error
 	transient bool      // err is worth retrying
+	aborted   bool      // err is the caller's context ending or Close, not the host's doing
 	end       time.Time // when the exchange ended (real time)
 }
 
-// exchange sends one request for u and fills resp from the answer.
-func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, req *Request, first bool, resp *Response, start time.Time) (ex exchangeResult) {
+// exchange sends one request for u and fills resp from the answer. start
+// is when the request starts and deadline (zero: none) when the attempt's
+// total timeout expires, both in real time. dropCredentials removes the
+// credential headers.
+func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, req *Request, first, dropCredentials bool, resp *Response, start, deadline time.Time) (ex exchangeResult) {
 	defer func() {
 		if ex.end.IsZero() {
-			ex.end = time.Now()
+			ex.end = f.watch.now()
 		}
 	}()
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	wd := f.startWatchdog(cancel, start)
+	wd := f.startWatchdog(cancel, start, deadline)
 	defer f.stopWatchdog(wd)
 	rt := &reqTrace{f: f, u: u}
 	ctx = context.WithValue(ctx, reqTraceKey{}, rt)
@@ -624,6 +727,13 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			hr.Header[k] = v
 		}
 	}
+	if dropCredentials {
+		for k := range hr.Header {
+			if credentialHeaders[http.CanonicalHeaderKey(k)] {
+				delete(hr.Header, k)
+			}
+		}
+	}
 	conditional := first && !req.Validators.IsZero()
 	if conditional {
 		if req.Validators.ETag != "" {
@@ -634,7 +744,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		}
 	}
 	hresp, err := f.client.Do(hr)
-	headersAt := time.Now()
+	headersAt := f.watch.now()
 	rt.setFirstByte(headersAt.Sub(start))
 	if err != nil {
 		f.stopWatchdog(wd)
@@ -670,7 +780,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			// redirect body is abandoned with its connection.
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 4<<10))
 			ex.location = next
-			ex.end = time.Now()
+			ex.end = f.watch.now()
 			resp.Timing = rt.result(ex.end.Sub(start))
 			return ex
 		}
@@ -688,17 +798,16 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	var body io.Reader = wire
 	closeDec := func() {}
 	if len(codings) > 0 && method != http.MethodHead && hresp.StatusCode != http.StatusNotModified {
-		body, closeDec, err = decoder(wire, codings, f.cfg.MaxBodyBytes)
-		if errors.Is(err, io.EOF) && wire.n.Load() == 0 {
+		body, closeDec, err = decoder(wire, codings)
+		if err != nil && wire.empty() {
 			// An empty body labelled with a coding (seen on 204s and
 			// error pages): nothing to decode.
 			body, closeDec, err = wire, func() {}, nil
 		}
 		if err != nil {
-			if ctxErr := f.ctxCause(parent, ctx); ctxErr != nil {
-				return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), ctxErr)}
-			}
-			return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: decode %s: %w", u.Redacted(), strings.Join(codings, ","), err), transient: true}
+			r := f.classify(parent, ctx, u, fmt.Errorf("decode %s: %w", strings.Join(codings, ","), err))
+			r.status = ex.status
+			return r
 		}
 	}
 	defer closeDec()
@@ -711,11 +820,16 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		maxExpansion: f.cfg.MaxExpansion, expansionFloor: f.cfg.ExpansionFloor,
 	})
 	f.stopWatchdog(wd)
-	ex.end = time.Now()
+	ex.end = f.watch.now()
 	resp.Timing = rt.result(ex.end.Sub(start))
 	resp.WireBytes = wire.n.Load()
+	if err != nil && wire.empty() {
+		// An empty body labelled with a coding whose decoder only fails
+		// on its first read (br, deflate): nothing to decode.
+		res, err = bodyResult{body: []byte{}}, nil
+	}
 	if err != nil {
-		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDecompressionBomb) {
+		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDecompressionBomb) || errors.Is(err, ErrUnsupportedEncoding) {
 			return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
 		}
 		r := f.classify(parent, ctx, u, err)
@@ -740,13 +854,14 @@ func isRedirect(code int) bool {
 }
 
 // watchdog holds one request's deadlines: the wait for response headers,
-// the total timeout and, while the body is read, the minimum transfer rate.
-// The Fetcher's watchdogs goroutine checks every registered watchdog on a
-// shared ticker and cancels the request's context with errHeaderTimeout,
-// errTotalTimeout or errSlowTransfer as the cause. A shared ticker instead
-// of a timer per request keeps the runtime's timer heap small and the
-// per-request cost low; deadlines are enforced within one tick. These are
-// I/O deadlines, in real time.
+// the attempt's total timeout and, while the body is read, the minimum
+// transfer rate. The Fetcher's watchdogs goroutine checks every registered
+// watchdog on a shared ticker and cancels the request's context with
+// errHeaderTimeout, errTotalTimeout or errSlowTransfer as the cause. A
+// shared ticker instead of a timer per request keeps the runtime's timer
+// heap small and the per-request cost low; deadlines are enforced within
+// one tick. These are I/O deadlines, in real time. Close cancels every
+// registered request with errClosed.
 type watchdog struct {
 	cancel         context.CancelCauseFunc
 	total, headers time.Time // deadlines; zero: none
@@ -766,14 +881,20 @@ type watchdog struct {
 // goroutine that checks them; Fetcher.Close stops it.
 type watchdogs struct {
 	tick time.Duration
-	mu   sync.Mutex
-	head *watchdog // list of registered watchdogs
-	stop chan struct{}
-	done chan struct{}
+	// now reads real time for the deadlines and the requests' timing
+	// (time.Now). Tests replace it, under mu and before the first request,
+	// together with a fake Config.Clock (with SystemClock the politeness
+	// timestamps are used as request start times instead).
+	now    func() time.Time
+	mu     sync.Mutex
+	head   *watchdog // list of registered watchdogs
+	closed bool      // set by close: requests are cancelled on registration
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 func newWatchdogs(tick time.Duration) *watchdogs {
-	ws := &watchdogs{tick: tick, stop: make(chan struct{}), done: make(chan struct{})}
+	ws := &watchdogs{tick: tick, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
 	go ws.run()
 	return ws
 }
@@ -786,16 +907,17 @@ func (ws *watchdogs) run() {
 		select {
 		case <-ws.stop:
 			return
-		case now := <-t.C:
-			ws.check(now)
+		case <-t.C:
+			ws.check()
 		}
 	}
 }
 
 // check cancels every request past one of its deadlines.
-func (ws *watchdogs) check(now time.Time) {
+func (ws *watchdogs) check() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	now := ws.now()
 	for w := ws.head; w != nil; w = w.next {
 		if cause := w.expiredLocked(now); cause != nil {
 			w.cancel(cause)
@@ -803,8 +925,16 @@ func (ws *watchdogs) check(now time.Time) {
 	}
 }
 
-// close stops the goroutine and waits for it.
+// close cancels every registered request with errClosed, so that none is
+// left without its deadlines, makes later registrations fail the same way,
+// and stops the goroutine.
 func (ws *watchdogs) close() {
+	ws.mu.Lock()
+	ws.closed = true
+	for w := ws.head; w != nil; w = w.next {
+		w.cancel(errClosed)
+	}
+	ws.mu.Unlock()
 	close(ws.stop)
 	<-ws.done
 }
@@ -822,20 +952,25 @@ func watchTick(cfg *Config) time.Duration {
 	return min(max(shortest/8, time.Millisecond), time.Second)
 }
 
-// startWatchdog registers a watchdog for a request starting at now.
-func (f *Fetcher) startWatchdog(cancel context.CancelCauseFunc, now time.Time) *watchdog {
-	w := &watchdog{cancel: cancel, window: f.cfg.TransferRateWindow}
+// startWatchdog registers a watchdog for a request starting at now, whose
+// attempt's total timeout expires at total (zero: never). After Close the
+// request is cancelled at once.
+func (f *Fetcher) startWatchdog(cancel context.CancelCauseFunc, now, total time.Time) *watchdog {
+	w := &watchdog{cancel: cancel, window: f.cfg.TransferRateWindow, total: total}
 	if f.cfg.MinTransferRate > 0 && f.cfg.TransferRateWindow > 0 {
 		w.need = int64(float64(f.cfg.MinTransferRate) * f.cfg.TransferRateWindow.Seconds())
-	}
-	if f.cfg.Timeout > 0 {
-		w.total = now.Add(f.cfg.Timeout)
 	}
 	if f.cfg.HeaderTimeout > 0 {
 		w.headers = now.Add(f.cfg.HeaderTimeout)
 	}
 	ws := f.watch
 	ws.mu.Lock()
+	if ws.closed {
+		w.stopped = true
+		ws.mu.Unlock()
+		cancel(errClosed)
+		return w
+	}
 	w.next = ws.head
 	if ws.head != nil {
 		ws.head.prev = w
@@ -903,13 +1038,15 @@ func (f *Fetcher) stopWatchdog(w *watchdog) {
 	w.prev, w.next = nil, nil
 }
 
-// ctxCause returns our own timeout or the caller's cancellation behind a
-// failure, or nil.
+// ctxCause returns our own timeout, Close or the caller's cancellation
+// behind a failure, or nil.
 func (f *Fetcher) ctxCause(parent, ctx context.Context) error {
 	if err := parent.Err(); err != nil {
 		return err
 	}
 	switch cause := context.Cause(ctx); cause {
+	case errClosed:
+		return ErrClosed
 	case errTotalTimeout:
 		return fmt.Errorf("%w: %w (%s)", ErrTimeout, cause, f.cfg.Timeout)
 	case errHeaderTimeout:
@@ -927,7 +1064,11 @@ func (f *Fetcher) classify(parent, ctx context.Context, u *url.URL, err error) e
 		return exchangeResult{err: fmt.Errorf("fetch %s: %w", u.Redacted(), e), transient: transient}
 	}
 	if cerr := f.ctxCause(parent, ctx); cerr != nil {
-		return wrap(cerr, false)
+		r := wrap(cerr, false)
+		// The caller giving up or closing the Fetcher is not the host's
+		// failure; our own timeouts are.
+		r.aborted = parent.Err() != nil || cerr == ErrClosed
+		return r
 	}
 	if errors.Is(err, ErrBlockedAddress) {
 		return wrap(err, false)

@@ -9,13 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -642,5 +645,591 @@ func TestFetchDNSPrefetchAndCache(t *testing.T) {
 	}
 	if _, err := f.Fetch(context.Background(), fmt.Sprintf("http://nowhere.test:%d/", port)); err == nil || errors.Is(err, ErrBlockedAddress) {
 		t.Fatalf("unresolvable name: err = %v", err)
+	}
+}
+
+// credentialProbe records, per host and path, the credential headers (and
+// one ordinary header) each request carried.
+type credentialProbe struct {
+	mu   sync.Mutex
+	seen map[string]string
+}
+
+func (p *credentialProbe) record(r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.seen == nil {
+		p.seen = map[string]string{}
+	}
+	p.seen[r.Host+r.URL.Path] = fmt.Sprintf("auth=%q cookie=%q cookie2=%q proxy-auth=%q trace=%q",
+		r.Header.Get("Authorization"), r.Header.Get("Cookie"), r.Header.Get("Cookie2"),
+		r.Header.Get("Proxy-Authorization"), r.Header.Get("X-Trace"))
+}
+
+func (p *credentialProbe) check(t *testing.T, want map[string]string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, w := range want {
+		if got, ok := p.seen[k]; !ok || got != w {
+			t.Errorf("%s received %s, want %s", k, got, w)
+		}
+	}
+	if len(p.seen) != len(want) {
+		t.Errorf("requests %v, want %d", p.seen, len(want))
+	}
+}
+
+// TestFetchRedirectDropsCredentials follows a chain to a subdomain on
+// another port (credentials kept, as net/http's Client keeps them), on to
+// another site (dropped) and back to the first host (still dropped: once
+// they left, they stay off), and checks what each hop received, from the
+// request's headers and from Config.Header.
+func TestFetchRedirectDropsCredentials(t *testing.T) {
+	var probe credentialProbe
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probe.record(r)
+		switch r.URL.Path {
+		case "/start":
+			http.Redirect(w, r, "http://www.example.test:8080/sub", http.StatusFound)
+		case "/sub":
+			http.Redirect(w, r, "http://evil.test/steal", http.StatusFound)
+		case "/steal":
+			http.Redirect(w, r, "http://example.test/back", http.StatusFound)
+		case "/back":
+			fmt.Fprint(w, "done")
+		}
+	}))
+	f := newTestFetcher(t, web, func(c *Config) { c.Header = http.Header{"Cookie2": {"from-config"}} })
+	h := http.Header{}
+	h.Set("Authorization", "Bearer secret")
+	h.Set("Cookie", "session=abc")
+	h["proxy-authorization"] = []string{"Basic c2VjcmV0"} // not in canonical form
+	h.Set("X-Trace", "t1")
+	resp, err := f.Do(context.Background(), &Request{URL: "http://Example.TEST/start", Header: h})
+	if err != nil || string(resp.Body) != "done" || len(resp.Redirects) != 3 {
+		t.Fatalf("err %v, resp %+v", err, resp)
+	}
+	with := `auth="Bearer secret" cookie="session=abc" cookie2="from-config" proxy-auth="Basic c2VjcmV0" trace="t1"`
+	without := `auth="" cookie="" cookie2="" proxy-auth="" trace="t1"`
+	probe.check(t, map[string]string{
+		"Example.TEST/start":        with,
+		"www.example.test:8080/sub": with,
+		"evil.test/steal":           without,
+		"example.test/back":         without,
+	})
+	// The caller's header is left as it was.
+	if h.Get("Authorization") != "Bearer secret" || h.Get("Cookie") != "session=abc" {
+		t.Errorf("request header modified: %v", h)
+	}
+}
+
+// TestFetchRedirectDropsCredentialsOnDowngrade checks that credentials
+// sent over https do not follow a redirect to plain http on the same host,
+// while an upgrade from http to https keeps them.
+func TestFetchRedirectDropsCredentialsOnDowngrade(t *testing.T) {
+	var probe credentialProbe
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probe.record(r)
+		switch r.URL.Path {
+		case "/secure":
+			http.Redirect(w, r, "http://example.com/plain", http.StatusFound)
+		case "/upgrade":
+			http.Redirect(w, r, "https://example.com/secure-end", http.StatusFound)
+		default:
+			fmt.Fprint(w, "end")
+		}
+	})
+	tlsSrv := httptest.NewTLSServer(handler) // its certificate is valid for example.com
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(handler)
+	defer plain.Close()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		target := plain.Listener.Addr().String()
+		if _, port, _ := net.SplitHostPort(addr); port == "443" {
+			target = tlsSrv.Listener.Addr().String()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, target)
+	}
+	f := newTestFetcher(t, nil, func(c *Config) { c.Client = tlsSrv.Client(); c.DialContext = dial })
+	h := http.Header{}
+	h.Set("Authorization", "Bearer secret")
+	h.Set("X-Trace", "t1")
+	for _, u := range []string{"https://example.com/secure", "http://example.com/upgrade"} {
+		if _, err := f.Do(context.Background(), &Request{URL: u, Header: h}); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	with := `auth="Bearer secret" cookie="" cookie2="" proxy-auth="" trace="t1"`
+	without := `auth="" cookie="" cookie2="" proxy-auth="" trace="t1"`
+	probe.check(t, map[string]string{
+		"example.com/secure":     with,
+		"example.com/plain":      without,
+		"example.com/upgrade":    with,
+		"example.com/secure-end": with,
+	})
+}
+
+func TestCredentialsFollow(t *testing.T) {
+	cases := []struct {
+		from, to string
+		keep     bool
+	}{
+		{"http://example.com/", "http://example.com:8080/x", true},
+		{"http://example.com/", "http://www.example.com/", true},
+		{"http://Example.COM./", "http://a.b.example.com/", true},
+		{"http://example.com/", "https://example.com/", true},
+		{"https://example.com/", "http://example.com/", false},
+		{"https://example.com/", "http://www.example.com/", false},
+		{"http://www.example.com/", "http://example.com/", false},
+		{"http://example.com/", "http://notexample.com/", false},
+		{"http://example.com/", "http://example.com.evil.test/", false},
+		{"http://192.0.2.1/", "http://192.0.2.1:81/", true},
+		{"http://192.0.2.1/", "http://x.192.0.2.1/", false},
+		{"http://[2001:db8::1]/", "http://[2001:db8::1]:81/", true},
+		{"http://[2001:db8::1]/", "http://[2001:db8::2]/", false},
+	}
+	for _, c := range cases {
+		from, _ := url.Parse(c.from)
+		to, _ := url.Parse(c.to)
+		if got := credentialsFollow(from, to); got != c.keep {
+			t.Errorf("credentialsFollow(%s, %s) = %v, want %v", c.from, c.to, got, c.keep)
+		}
+	}
+}
+
+// textPage returns n bytes of text that compresses about as well as HTML
+// does (words drawn from a small vocabulary), unlike a repeated string,
+// which the expansion check rightly takes for a bomb.
+func textPage(n int) []byte {
+	words := strings.Fields(`the crawler fetches pages politely and follows links to other hosts
+		<p> </p> <a href="/next"> </a> <li> with limits on size time rate 2026 index of`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 0, n+16)
+	for len(b) < n {
+		b = append(b, words[rng.IntN(len(words))]...)
+		b = append(b, ' ')
+	}
+	return b[:n]
+}
+
+// zstdStream encodes page as one zstd frame written as a stream, so that
+// the frame declares a window (of size window) rather than its content
+// size.
+func zstdStream(t *testing.T, page []byte, opts ...zstd.EOption) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, err := zstd.NewWriter(&b, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(page) / 2
+	zw.Write(page[:half])
+	zw.Flush() // the frame header goes out before the size is known
+	zw.Write(page[half:])
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var h zstd.Header
+	if err := h.Decode(b.Bytes()); err != nil || h.SingleSegment {
+		t.Fatalf("frame header %+v, %v: want a streamed frame with a window", h, err)
+	}
+	return b.Bytes()
+}
+
+// TestFetchZstdLargerThanMaxBody fetches zstd bodies longer than
+// MaxBodyBytes, in a streamed frame with the encoder's default 8 MiB window
+// and in a single-segment frame declaring its 2 MiB size. Both are
+// truncated (or refused with ErrBodyTooLarge) like any other coding, at
+// the first attempt and without counting against the host.
+func TestFetchZstdLargerThanMaxBody(t *testing.T) {
+	page := textPage(2 << 20)
+	stream := zstdStream(t, page) // default window: 8 MiB
+	enc, _ := zstd.NewWriter(nil)
+	single := enc.EncodeAll(page, nil)
+	var h zstd.Header
+	if err := h.Decode(single); err != nil || !h.SingleSegment || h.FrameContentSize != uint64(len(page)) {
+		t.Fatalf("single-segment frame header %+v, %v", h, err)
+	}
+	bodies := map[string][]byte{"/stream": stream, "/single": single}
+	var hits atomic.Int32
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Encoding", "zstd")
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(bodies[r.URL.Path])
+	}))
+	ctx := context.Background()
+	for path := range bodies {
+		hits.Store(0)
+		f := newTestFetcher(t, web, func(c *Config) { c.MaxBodyBytes = 1 << 20 })
+		resp, err := f.Fetch(ctx, "http://z.test"+path)
+		if err != nil || !resp.Truncated || !bytes.Equal(resp.Body, page[:1<<20]) || hits.Load() != 1 {
+			t.Errorf("%s, truncate: err %v, %d requests", path, err, hits.Load())
+		}
+
+		hits.Store(0)
+		f = newTestFetcher(t, web, func(c *Config) {
+			c.MaxBodyBytes = 1 << 20
+			c.OnTooLarge = Fail
+			c.PolitenessConfig = backoffPoliteness
+		})
+		_, err = f.Fetch(ctx, "http://z.test"+path)
+		if !errors.Is(err, ErrBodyTooLarge) || hits.Load() != 1 || f.Politeness().Failures("z.test") != 0 {
+			t.Errorf("%s, fail: err %v after %d requests, %d host failures; want ErrBodyTooLarge at once",
+				path, err, hits.Load(), f.Politeness().Failures("z.test"))
+		}
+
+		f = newTestFetcher(t, web, func(c *Config) { c.MaxBodyBytes = 4 << 20 })
+		resp, err = f.Fetch(ctx, "http://z.test"+path)
+		if err != nil || resp.Truncated || !bytes.Equal(resp.Body, page) {
+			t.Errorf("%s, under the limit: err %v", path, err)
+		}
+	}
+}
+
+// TestFetchZstdWindowOverLimit serves zstd frames needing more than the
+// 8 MiB window RFC 9659 allows: a streamed frame declaring a 16 MiB window
+// and a single-segment frame declaring 9 MiB of content (its window). Each
+// is refused at once with ErrUnsupportedEncoding, not retried and not
+// counted against the host.
+func TestFetchZstdWindowOverLimit(t *testing.T) {
+	enc, _ := zstd.NewWriter(nil, zstd.WithWindowSize(16<<20))
+	bodies := map[string][]byte{
+		"/window-16m": zstdStream(t, textPage(64<<10), zstd.WithWindowSize(16<<20)),
+		"/single-9m":  enc.EncodeAll(textPage(9<<20), nil),
+	}
+	var hits atomic.Int32
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Encoding", "zstd")
+		w.Write(bodies[r.URL.Path])
+	}))
+	for path := range bodies {
+		hits.Store(0)
+		f := newTestFetcher(t, web, func(c *Config) { c.PolitenessConfig = backoffPoliteness })
+		_, err := f.Fetch(context.Background(), "http://z.test"+path)
+		if !errors.Is(err, ErrUnsupportedEncoding) || !strings.Contains(err.Error(), "8 MiB window") {
+			t.Errorf("%s: err = %v, want ErrUnsupportedEncoding naming the window limit", path, err)
+		}
+		if hits.Load() != 1 || f.Politeness().Failures("z.test") != 0 {
+			t.Errorf("%s: %d requests, %d host failures; want 1 and 0", path, hits.Load(), f.Politeness().Failures("z.test"))
+		}
+	}
+}
+
+// TestFetchZstdBombBoundedMemory refuses a zstd bomb (64 MiB of zeros in a
+// frame with the largest window allowed, 8 MiB) by the expansion ratio and,
+// with the ratio off, by the body limit, and measures what that costs.
+func TestFetchZstdBombBoundedMemory(t *testing.T) {
+	var b bytes.Buffer
+	zw, _ := zstd.NewWriter(&b, zstd.WithWindowSize(8<<20))
+	zeros := make([]byte, 1<<20)
+	for range 64 {
+		zw.Write(zeros)
+	}
+	zw.Close()
+	bomb := b.Bytes()
+	var h zstd.Header
+	if err := h.Decode(bomb); err != nil || h.WindowSize != 8<<20 {
+		t.Fatalf("bomb frame header %+v, %v", h, err)
+	}
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "zstd")
+		w.Write(bomb)
+	}))
+	for _, c := range []struct {
+		name string
+		mod  func(*Config)
+		want error
+	}{
+		{"defaults", nil, ErrDecompressionBomb},
+		{"no ratio", func(c *Config) { c.MaxExpansion = -1; c.MaxBodyBytes = 2 << 20; c.OnTooLarge = Fail }, ErrBodyTooLarge},
+	} {
+		f := newTestFetcher(t, web, c.mod)
+		if _, err := f.Fetch(context.Background(), "http://bomb.test/"); !errors.Is(err, c.want) {
+			t.Fatalf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := f.Fetch(context.Background(), "http://bomb.test/")
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, c.want) {
+			t.Fatalf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: allocated %d KiB refusing a 64 MiB zstd bomb with an 8 MiB window", c.name, allocated>>10)
+		// The decoder's history is bounded by the 8 MiB window, the body
+		// buffer by MaxBodyBytes (or the expansion check's 1 MiB floor).
+		if allocated > 24<<20 {
+			t.Errorf("%s: allocated %d MiB, want < 24 MiB", c.name, allocated>>20)
+		}
+	}
+}
+
+// TestFetchEmptyEncodedBody fetches empty bodies labelled with each
+// supported coding (a 204, an empty 404 and an empty 200): each is an empty
+// body, at the first attempt.
+func TestFetchEmptyEncodedBody(t *testing.T) {
+	var hits atomic.Int32
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Encoding", r.URL.Query().Get("ce"))
+		status, _ := strconv.Atoi(r.URL.Query().Get("status"))
+		w.WriteHeader(status)
+	}))
+	f := newTestFetcher(t, web, func(c *Config) {
+		c.PolitenessConfig = backoffPoliteness
+	})
+	for i, ce := range []string{"gzip", "x-gzip", "deflate", "br", "zstd", "gzip, br"} {
+		for _, status := range []int{http.StatusOK, http.StatusNoContent, http.StatusNotFound} {
+			hits.Store(0)
+			host := fmt.Sprintf("e%d-%d.test", i, status)
+			u := fmt.Sprintf("http://%s/?ce=%s&status=%d", host, url.QueryEscape(ce), status)
+			resp, err := f.Fetch(context.Background(), u)
+			if err != nil || resp.StatusCode != status || len(resp.Body) != 0 || hits.Load() != 1 {
+				t.Errorf("%s %d: err %v, resp %+v, %d requests; want an empty body at once", ce, status, err, resp, hits.Load())
+			}
+			if n := f.Politeness().Failures(host); n != 0 {
+				t.Errorf("%s %d: %d host failures, want 0", ce, status, n)
+			}
+		}
+	}
+}
+
+// TestFetchCallerCancelIsNotHostFailure cancels a fetch in flight and
+// starts one with a deadline already past: neither counts against the host
+// or starts its error backoff. The Fetcher's own Timeout still does.
+func TestFetchCallerCancelIsNotHostFailure(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	io := newFakeClock()
+	var timed atomic.Pointer[Fetcher]
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			// Past the Fetcher's Timeout on its I/O clock.
+			io.Advance(time.Minute)
+			checkDeadlines(timed.Load())
+		}
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release: // lets the server close if the test failed
+		}
+	}))
+	t.Cleanup(func() { close(release) }) // runs before the server's Close
+	clock := newFakeClock()
+	f := newTestFetcher(t, web, func(c *Config) {
+		c.Clock = clock
+		c.PolitenessConfig = backoffPoliteness
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-entered
+		cancel()
+	}()
+	if _, err := f.Fetch(ctx, "http://a.test/hang"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: err = %v, want context.Canceled", err)
+	}
+	past, cancelPast := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelPast()
+	if _, err := f.Fetch(past, "http://b.test/hang"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("past deadline: err = %v, want context.DeadlineExceeded", err)
+	}
+	now := clock.Now()
+	for _, host := range []string{"a.test", "b.test"} {
+		if n, ready := f.Politeness().Failures(host), f.Politeness().ReadyAt(host, now); n != 0 || ready.After(now) {
+			t.Errorf("%s: %d failures, ready in %v; the caller's cancellation must not count", host, n, ready.Sub(now))
+		}
+	}
+
+	g := newTestFetcher(t, web, func(c *Config) {
+		c.Clock = clock
+		c.PolitenessConfig = backoffPoliteness
+		c.Timeout = 10 * time.Second
+		c.MaxRetries = -1
+	})
+	useIOClock(g, io)
+	timed.Store(g)
+	if _, err := g.Fetch(context.Background(), "http://c.test/slow"); !errors.Is(err, ErrTimeout) || !errors.Is(err, errTotalTimeout) {
+		t.Fatalf("own timeout: err = %v, want ErrTimeout", err)
+	}
+	if n := g.Politeness().Failures("c.test"); n != 1 {
+		t.Errorf("own timeout: %d failures, want 1", n)
+	}
+}
+
+// TestFetchCloseEndsInFlightFetches closes a Fetcher while one fetch waits
+// for response headers, one waits for politeness and one waits to retry,
+// all with context.Background(): each ends with ErrClosed instead of
+// running on without its deadlines, and none counts against its host.
+func TestFetchCloseEndsInFlightFetches(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host == "retry.test" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release: // lets the server close if the test failed
+		}
+	}))
+	t.Cleanup(func() { close(release) }) // runs before the server's Close
+	waitClosed := func(name string, f *Fetcher, started <-chan struct{}, host string) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.Fetch(context.Background(), "http://"+host+"/")
+			done <- err
+		}()
+		<-started
+		f.Close()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("%s: err = %v, want ErrClosed", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: fetch still running 10 s after Close", name)
+		}
+		if n := f.Politeness().Failures(host); n != 0 {
+			t.Errorf("%s: %d failures of %s, want 0", name, n, host)
+		}
+		if _, err := f.Fetch(context.Background(), "http://"+host+"/"); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s: fetch after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	pol := backoffPoliteness
+
+	f := newTestFetcher(t, web, func(c *Config) { c.PolitenessConfig = pol })
+	waitClosed("awaiting headers", f, entered, "hang.test")
+
+	// stuckClock's After never fires, so these wait until Close.
+	clock := &stuckClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), waiting: make(chan time.Duration, 1)}
+	started := make(chan struct{})
+	go func() {
+		<-clock.waiting
+		close(started)
+	}()
+	g := newTestFetcher(t, web, func(c *Config) { c.Clock = clock; c.PolitenessConfig = pol })
+	g.Politeness().BlockUntil("blocked.test", clock.now.Add(30*time.Second))
+	waitClosed("awaiting politeness", g, started, "blocked.test")
+
+	clock = &stuckClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), waiting: make(chan time.Duration, 1)}
+	started = make(chan struct{})
+	go func() {
+		<-clock.waiting
+		close(started)
+	}()
+	h := newTestFetcher(t, web, func(c *Config) { c.Clock = clock; c.PolitenessConfig = pol })
+	waitClosed("awaiting a retry", h, started, "retry.test")
+}
+
+// TestFetchTimeoutCoversRedirectChain moves the Fetcher's I/O clock on
+// inside the handlers: Timeout (10 s) bounds the requests of a redirect
+// chain together, not each hop.
+func TestFetchTimeoutCoversRedirectChain(t *testing.T) {
+	io := newFakeClock()
+	var fp atomic.Pointer[Fetcher]
+	var mu sync.Mutex
+	var paths []string
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/a": // 6 s, then 6 s more on the next hop: over the 10 s
+			io.Advance(6 * time.Second)
+			http.Redirect(w, r, "/b", http.StatusFound)
+		case "/b":
+			io.Advance(6 * time.Second)
+			checkDeadlines(fp.Load())
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second): // only if the deadline was not shared
+				fmt.Fprint(w, "too late")
+			}
+		case "/c": // the whole budget in one hop: the redirect is not followed
+			io.Advance(11 * time.Second)
+			http.Redirect(w, r, "/d", http.StatusFound)
+		case "/e": // 4 s + 4 s: within 10 s
+			io.Advance(4 * time.Second)
+			http.Redirect(w, r, "/f", http.StatusFound)
+		default:
+			io.Advance(4 * time.Second)
+			fmt.Fprint(w, "in time")
+		}
+	}))
+	f := newTestFetcher(t, web, func(c *Config) { c.Timeout = 10 * time.Second; c.MaxRetries = -1 })
+	useIOClock(f, io)
+	fp.Store(f)
+	for _, start := range []string{"/a", "/c"} {
+		if _, err := f.Fetch(context.Background(), "http://chain.test"+start); !errors.Is(err, ErrTimeout) || !errors.Is(err, errTotalTimeout) {
+			t.Errorf("%s: err = %v; want ErrTimeout for the chain", start, err)
+		}
+	}
+	if resp, err := f.Fetch(context.Background(), "http://chain.test/e"); err != nil || string(resp.Body) != "in time" {
+		t.Errorf("/e: err = %v; want the chain within its timeout to succeed", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(paths, " "); got != "/a /b /c /e /f" {
+		t.Errorf("server saw %s, want /a /b /c /e /f", got)
+	}
+}
+
+// TestFetchGuardChecksTargetThroughProxy sends requests through an HTTP
+// proxy (a loopback server, allowed by AllowCIDRs): targets with internal
+// addresses, literal or resolved, are refused before the proxy sees them.
+func TestFetchGuardChecksTargetThroughProxy(t *testing.T) {
+	var mu sync.Mutex
+	var proxied []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		proxied = append(proxied, r.Host)
+		mu.Unlock()
+		fmt.Fprint(w, "proxied "+r.Host) // answers itself; nothing beyond loopback is contacted
+	}))
+	defer proxy.Close()
+	proxyURL, _ := url.Parse(proxy.URL)
+	r := newFakeResolver(
+		"public.test", "93.184.216.34",
+		"internal.test", "10.0.0.5",
+		"mixed.test", "93.184.216.34",
+		"mixed.test", "169.254.169.254",
+	)
+	f := newTestFetcher(t, nil, func(c *Config) {
+		c.Transport = &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+		c.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} // the proxy
+		c.DNSConfig = DNSConfig{Resolver: r}
+		c.MaxRetries = -1
+	})
+	for _, target := range []string{"10.0.0.5", "[::1]:8080", "internal.test", "mixed.test"} {
+		if _, err := f.Fetch(context.Background(), "http://"+target+"/"); !errors.Is(err, ErrBlockedAddress) {
+			t.Errorf("%s through the proxy: err = %v, want ErrBlockedAddress", target, err)
+		}
+	}
+	if _, err := f.Fetch(context.Background(), "http://nowhere.test/"); err == nil {
+		t.Error("unresolvable name through the proxy: no error")
+	}
+	resp, err := f.Fetch(context.Background(), "http://public.test/")
+	if err != nil || string(resp.Body) != "proxied public.test" {
+		t.Fatalf("public.test through the proxy: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(proxied) != 1 {
+		t.Errorf("proxy received %v, want only public.test", proxied)
 	}
 }

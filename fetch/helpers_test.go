@@ -119,6 +119,10 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustPa
 // fastPoliteness switches off waiting so functional tests run at full speed.
 var fastPoliteness = PolitenessConfig{Delay: -1, DelayFactor: -1, BackoffBase: -1}
 
+// backoffPoliteness is fastPoliteness with the error backoff on, for tests
+// that check what counts as a failure of the host.
+var backoffPoliteness = PolitenessConfig{Delay: -1, DelayFactor: -1}
+
 // newTestFetcher returns a Fetcher over web with test defaults, modified by
 // mod.
 func newTestFetcher(t testing.TB, web *virtualWeb, mod func(*Config)) *Fetcher {
@@ -142,4 +146,34 @@ func newTestFetcher(t testing.TB, web *virtualWeb, mod func(*Config)) *Fetcher {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// useIOClock makes f read c for its I/O deadlines and request timing instead
+// of real time, so a test can move time on and run the deadline checks
+// itself (checkDeadlines). f must have a fake Config.Clock and no request in
+// flight.
+func useIOClock(f *Fetcher, c *fakeClock) {
+	f.watch.mu.Lock()
+	defer f.watch.mu.Unlock()
+	f.watch.now = c.Now
+}
+
+// checkDeadlines runs f's deadline checks now, as its ticker would.
+func checkDeadlines(f *Fetcher) { f.watch.check() }
+
+// stuckClock is a Clock whose After never fires and reports each call on
+// waiting, so a test knows when a fetch is waiting for politeness.
+type stuckClock struct {
+	now     time.Time
+	waiting chan time.Duration
+}
+
+func (c *stuckClock) Now() time.Time { return c.now }
+
+func (c *stuckClock) After(d time.Duration) <-chan time.Time {
+	select {
+	case c.waiting <- d:
+	default:
+	}
+	return nil
 }

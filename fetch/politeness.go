@@ -104,7 +104,10 @@ func (c *PolitenessConfig) ensureDefaults() {
 type Outcome struct {
 	// Status is the HTTP status code, or 0 if no response arrived.
 	Status int
-	// Err is the transport error, if no response arrived.
+	// Err is the transport error, if no response arrived. The Fetcher
+	// leaves it nil when the request was abandoned because the caller's
+	// context ended or the Fetcher was closed: that is not the host's
+	// failure and must not start its error backoff.
 	Err error
 	// RetryAfter is the parsed Retry-After delay (see ParseRetryAfter);
 	// HasRetryAfter says whether the response carried a valid one.

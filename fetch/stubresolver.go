@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -23,8 +24,13 @@ import (
 // included. The system resolver (NetResolver) does not report TTLs.
 //
 // It resolves names as absolute (no search list) and does not read
-// /etc/hosts: crawl targets are public names. The zero value reads its
-// servers from /etc/resolv.conf on first use.
+// /etc/hosts: crawl targets are public names. Without Servers it reads the
+// servers from /etc/resolv.conf on first use and keeps them for 5 seconds:
+// the first lookup after that reads the file again, so edits take effect
+// within seconds (as with Go's own resolver) without a read per lookup. If
+// a later read fails, the servers read before stay in use.
+//
+// A StubResolver is safe for concurrent use; do not copy it after first use.
 type StubResolver struct {
 	// Servers are "ip:port" addresses of recursive resolvers, tried in
 	// order. Default: the nameserver lines of /etc/resolv.conf.
@@ -35,7 +41,21 @@ type StubResolver struct {
 	Attempts int
 	// Dial opens connections to the servers (default net.Dialer).
 	Dial DialFunc
+	// Clock times the re-reading of /etc/resolv.conf (default
+	// SystemClock).
+	Clock Clock
+
+	confPath string // the resolv.conf file; tests set it (default /etc/resolv.conf)
+
+	mu      sync.Mutex
+	sys     []string  // servers last read from confPath
+	sysErr  error     // why no servers could be read, when sys is nil
+	sysRead time.Time // when confPath was last read; zero: never
 }
+
+// resolvConfMaxAge is how long servers read from resolv.conf are used
+// before the file is read again (Go's resolver also checks every 5 s).
+const resolvConfMaxAge = 5 * time.Second
 
 // errNoServers reports that no DNS server is configured.
 var errNoServers = errors.New("fetch: no DNS servers configured")
@@ -48,12 +68,9 @@ const maxUDPSize = 1232
 // Resolve returns host's IPv4 and IPv6 addresses and the TTL of the answer.
 // A name that does not exist gives a *net.DNSError with IsNotFound set.
 func (r *StubResolver) Resolve(ctx context.Context, host string) ([]netip.Addr, time.Duration, error) {
-	servers := r.Servers
-	if len(servers) == 0 {
-		var err error
-		if servers, err = systemNameservers("/etc/resolv.conf"); err != nil {
-			return nil, 0, err
-		}
+	servers, err := r.servers()
+	if err != nil {
+		return nil, 0, err
 	}
 	name, err := dnsmessage.NewName(strings.TrimSuffix(host, ".") + ".")
 	if err != nil || len(host) == 0 {
@@ -85,6 +102,39 @@ func (r *StubResolver) Resolve(ctx context.Context, host string) ([]netip.Addr, 
 		return nil, 0, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
 	return addrs, ttl, nil
+}
+
+// servers returns Servers or, without them, the servers of resolv.conf,
+// read again when the last read is resolvConfMaxAge old.
+func (r *StubResolver) servers() ([]string, error) {
+	if len(r.Servers) > 0 {
+		return r.Servers, nil
+	}
+	var clock Clock = SystemClock{}
+	if r.Clock != nil {
+		clock = r.Clock
+	}
+	now := clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.sysRead.IsZero() && now.Sub(r.sysRead) < resolvConfMaxAge {
+		return r.sys, r.sysErr
+	}
+	path := r.confPath
+	if path == "" {
+		path = "/etc/resolv.conf"
+	}
+	servers, err := systemNameservers(path)
+	r.sysRead = now
+	switch {
+	case err == nil:
+		r.sys, r.sysErr = servers, nil
+	case r.sys == nil:
+		r.sysErr = err
+	}
+	// Otherwise the read failed (the file may be being rewritten) and the
+	// servers read before stay in use.
+	return r.sys, r.sysErr
 }
 
 // query asks the servers for one record type, trying each in turn.

@@ -281,3 +281,60 @@ func FuzzAnswerAddrs(f *testing.F) {
 		}
 	})
 }
+
+// TestStubResolverCachesResolvConf checks that a StubResolver without
+// Servers reads resolv.conf once, not per lookup, and again once it is 5 s
+// old on its clock, keeping the servers it has if that read fails. Every
+// server address is dialled as the loopback fake DNS server.
+func TestStubResolverCachesResolvConf(t *testing.T) {
+	dns := newFakeDNS(t)
+	dns.add(rr("a.test.", 300, &dnsmessage.AResource{A: [4]byte{192, 0, 2, 1}}))
+	conf := filepath.Join(t.TempDir(), "resolv.conf")
+	useServer := func(ip string) {
+		if err := os.WriteFile(conf, []byte("nameserver "+ip+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	dialled := map[string]bool{}
+	clock := newFakeClock()
+	r := &StubResolver{Clock: clock, confPath: conf, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dialled[addr] = true
+		mu.Unlock()
+		var d net.Dialer
+		return d.DialContext(ctx, network, dns.addr)
+	}}
+	resolveVia := func(when string, want string) {
+		t.Helper()
+		mu.Lock()
+		clear(dialled)
+		mu.Unlock()
+		if _, _, err := r.Resolve(context.Background(), "a.test"); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(dialled) != 1 || !dialled[want] {
+			t.Errorf("%s: asked %v, want %s", when, dialled, want)
+		}
+	}
+	useServer("192.0.2.53")
+	resolveVia("first lookup", "192.0.2.53:53")
+	useServer("192.0.2.54")
+	clock.Advance(4 * time.Second)
+	resolveVia("4 s later", "192.0.2.53:53")
+	clock.Advance(time.Second)
+	resolveVia("5 s later", "192.0.2.54:53")
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Second)
+	resolveVia("resolv.conf gone", "192.0.2.54:53")
+
+	// Without servers from the start, the error says so.
+	empty := &StubResolver{Clock: clock, confPath: conf}
+	if _, _, err := empty.Resolve(context.Background(), "a.test"); !errors.Is(err, errNoServers) {
+		t.Errorf("no resolv.conf: err = %v, want errNoServers", err)
+	}
+}
