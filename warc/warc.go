@@ -1,7 +1,7 @@
 // Package warc writes crawled HTTP exchanges as WARC/1.1 files (ISO 28500),
 // the archival format of web archives.
 //
-// A Writer turns each fetched page into a request record and a response
+// A Writer turns each fetched page into a response record and a request
 // record that refer to each other, starts every file with a warcinfo record,
 // compresses every record as its own gzip member (so a reader can seek to any
 // record), computes block and payload digests (SHA-1, base32, as the web
@@ -11,8 +11,21 @@
 // that refers to the first copy, and a 304 Not Modified answer as a revisit
 // record of profile server-not-modified.
 //
-// Record encoding is done by github.com/nlnwa/gowarc; this package decides
-// what goes into the records.
+// The records of one exchange always go to the same file, together: a file
+// is rotated before an exchange that would take it past the size limit. If
+// writing an exchange fails, the file is cut back to where the exchange
+// started, so it stays a valid WARC file, and the error is returned; a
+// payload is only referred to by revisit records once its record is written.
+//
+// Files are named Prefix-YYYYMMDDhhmmss-NNNNN.warc.gz and carry the suffix
+// ".open" (OpenSuffix) while they are written; the suffix is removed when
+// the file is finished, on rotation or Close. Names are unique across
+// Writers sharing a directory, in one process or several (after a restart,
+// say): a Writer skips names another Writer has taken, and never replaces a
+// file, finished or not. Close reports any failure to finish the last file.
+//
+// Records are built and encoded by github.com/nlnwa/gowarc; this package
+// decides what goes into the records and writes the files.
 //
 // The response record holds the body as the fetcher decoded it. Because the
 // bytes are no longer those of the wire, the Content-Encoding and
@@ -28,7 +41,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,12 +59,11 @@ const DefaultMaxFileSize = 1 << 30
 // turn identical payloads into revisit records.
 const defaultDigestMemory = 100_000
 
-// libraryMu serializes every use of the record encoder. Building a record
+// libraryMu serializes building records with gowarc. Building a record
 // writes package-level state of the uuid generator it uses
-// (uuid.EnableRandPool in gowarc's default options), and the file writer
-// builds warcinfo records on its own goroutine when it starts a file, so
-// concurrent writes, even through different Writers, race without it.
-// Writing is sequential per file anyway.
+// (uuid.EnableRandPool in gowarc's default options), so concurrent writes,
+// even through different Writers, race without it. Encoding built records
+// touches only the records, and is done outside it.
 var libraryMu sync.Mutex
 
 // ErrClosed is returned by writes to a closed Writer.
@@ -65,10 +76,14 @@ type Options struct {
 	// missing.
 	Dir string
 	// Prefix starts every file name; the default is "crawlkit". Names are
-	// Prefix-YYYYMMDDhhmmss-NNNNN.warc.gz.
+	// Prefix-YYYYMMDDhhmmss-NNNNN.warc.gz: the UTC time the file was
+	// started and a serial number, counted per Writer from 1 and skipping
+	// names other Writers have taken.
 	Prefix string
-	// MaxFileSize is the size in bytes after which a file is rotated.
-	// Zero means DefaultMaxFileSize (1 GiB).
+	// MaxFileSize is the size in bytes a file is kept under: a file is
+	// rotated before an exchange that would take it past the limit. A
+	// single exchange larger than the limit gets a file of its own, which
+	// exceeds it. Zero means DefaultMaxFileSize (1 GiB).
 	MaxFileSize int64
 	// Software and Operator go into each file's warcinfo record.
 	Software string
@@ -76,7 +91,8 @@ type Options struct {
 	// DigestMemory is how many payload digests are remembered for revisit
 	// records; zero means 100 000. The oldest are forgotten first.
 	DigestMemory int
-	// Now returns the current time; nil means time.Now. It dates file names.
+	// Now returns the current time; nil means time.Now. It dates file
+	// names, warcinfo records and exchanges without a Date.
 	Now func() time.Time
 }
 
@@ -114,8 +130,16 @@ type Ref struct {
 
 // Result says what WriteExchange wrote.
 type Result struct {
-	// File is the name of the file the response (or revisit) record went to.
+	// File is the path of the file the records went to, under the name it
+	// has once finished. Until then, that is until the Writer rotates to
+	// another file or Close returns, the file is named File+OpenSuffix and
+	// File does not exist.
 	File string
+	// Offset and Length locate the response (or revisit) record in the
+	// file: it is the gzip member of Length bytes at byte Offset, as a CDX
+	// index records it. The request record follows it.
+	Offset int64
+	Length int64
 	// Revisit is true when the response was written as a revisit record.
 	Revisit bool
 	// Ref identifies the response record, or for a revisit the record it
@@ -124,25 +148,25 @@ type Result struct {
 }
 
 // Writer writes exchanges to rotating WARC files. It is safe for concurrent
-// use. Close it to flush and finish the last file.
+// use; exchanges are written one at a time. Close it to finish the last
+// file.
 type Writer struct {
-	fw       *gowarc.WarcFileWriter
 	opts     Options
 	records  atomic.Int64
 	revisits atomic.Int64
 
-	// closeMu is held shared by every write and exclusively by Close, so
-	// no record is written after Close returns.
-	closeMu sync.RWMutex
+	// mu serializes writes and Close: an exchange's records are written
+	// together, a digest is remembered together with the record it refers
+	// to, and no record is written after Close returns.
+	mu      sync.Mutex
 	closed  bool
-
-	digestMu sync.Mutex
-	digests  map[string]*list.Element // payload digest -> element of lru (Ref)
-	lru      *list.List
+	file    *fileWriter
+	digests map[string]*list.Element // payload digest -> element of lru (Ref)
+	lru     *list.List
 }
 
 // New creates the directory if needed and returns a Writer. No file is
-// created until the first record is written.
+// created until the first exchange is written.
 func New(opts Options) (*Writer, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("warc: Options.Dir is required")
@@ -169,25 +193,7 @@ func New(opts Options) (*Writer, error) {
 		opts.Software = "crawlkit"
 	}
 	w := &Writer{opts: opts, digests: make(map[string]*list.Element), lru: list.New()}
-	info := func(rb gowarc.WarcRecordBuilder) error {
-		fields := "software: " + opts.Software + "\r\nformat: WARC File Format 1.1\r\n" +
-			"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n"
-		if opts.Operator != "" {
-			fields += "operator: " + opts.Operator + "\r\n"
-		}
-		_, err := rb.WriteString(fields)
-		return err
-	}
-	libraryMu.Lock()
-	defer libraryMu.Unlock()
-	w.fw = gowarc.NewWarcFileWriter(
-		gowarc.WithCompression(true),
-		gowarc.WithMaxFileSize(opts.MaxFileSize),
-		gowarc.WithFileNameGenerator(&nameGenerator{dir: opts.Dir, prefix: opts.Prefix, now: opts.Now}),
-		gowarc.WithWarcInfoFunc(info),
-		gowarc.WithMaxConcurrentWriters(1),
-		gowarc.WithRecordOptions(recordOptions()...),
-	)
+	w.file = newFileWriter(opts.Dir, opts.Prefix, opts.Now, opts.MaxFileSize, w.buildWarcinfo)
 	return w, nil
 }
 
@@ -200,24 +206,29 @@ func recordOptions() []gowarc.WarcRecordOption {
 	}
 }
 
-// nameGenerator names files Prefix-timestamp-serial.warc; the file writer
-// adds ".gz". It does not look up the host name or address, so naming a file
-// touches no network.
-type nameGenerator struct {
-	dir    string
-	prefix string
-	now    func() time.Time
-	serial atomic.Int64
+// buildWarcinfo builds the warcinfo record that starts the file named name.
+func (w *Writer) buildWarcinfo(name string) (gowarc.WarcRecord, error) {
+	fields := "software: " + w.opts.Software + "\r\nformat: WARC File Format 1.1\r\n" +
+		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n"
+	if w.opts.Operator != "" {
+		fields += "operator: " + w.opts.Operator + "\r\n"
+	}
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
+	rb := gowarc.NewRecordBuilder(gowarc.Warcinfo, recordOptions()...)
+	rb.AddWarcHeaderTime(gowarc.WarcDate, w.opts.Now().UTC())
+	rb.AddWarcHeader(gowarc.WarcFilename, name)
+	rb.AddWarcHeader(gowarc.ContentType, gowarc.ApplicationWarcFields)
+	if _, err := rb.WriteString(fields); err != nil {
+		return nil, err
+	}
+	rec, _, err := rb.Build()
+	return rec, err
 }
 
-func (g *nameGenerator) NewWarcfileName() (string, string) {
-	n := g.serial.Add(1)
-	ts := g.now().UTC().Format("20060102150405")
-	return g.dir, fmt.Sprintf("%s-%s-%05d.warc", g.prefix, ts, n)
-}
-
-// WriteExchange writes ex as a request record and a response record (or a
-// revisit record, see the package documentation).
+// WriteExchange writes ex as a response record (or a revisit record, see
+// the package documentation) followed by a request record, in one file.
+// When it returns an error, the exchange is in no file the Writer finishes.
 func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	if ex == nil || ex.URL == "" {
 		return Result{}, errors.New("warc: exchange without a URL")
@@ -225,8 +236,8 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	if ex.StatusCode < 100 || ex.StatusCode > 999 {
 		return Result{}, fmt.Errorf("warc: exchange for %s has invalid status code %d", ex.URL, ex.StatusCode)
 	}
-	w.closeMu.RLock()
-	defer w.closeMu.RUnlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
 		return Result{}, ErrClosed
 	}
@@ -236,73 +247,100 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	}
 	date = date.UTC()
 
-	libraryMu.Lock()
-	defer libraryMu.Unlock()
-	resp, err := w.buildResponse(ex, date)
+	rec, req, res, remember, err := w.buildRecords(ex, date)
 	if err != nil {
 		return Result{}, err
 	}
-	payloadDigest := resp.WarcHeader().Get(gowarc.WarcPayloadDigest)
-	own, err := resp.CreateRevisitRef(gowarc.ProfileIdenticalPayloadDigestV1_1)
+	// A record with a large body keeps it in a temporary file until closed.
+	// Closing only releases it, so its error does not matter.
+	defer rec.Close()
+	defer req.Close()
+	file, spans, err := w.file.writeExchange(rec, req)
 	if err != nil {
-		return Result{}, fmt.Errorf("warc: %w", err)
+		return Result{}, fmt.Errorf("warc: writing records for %s: %w", ex.URL, err)
 	}
-	ref := Ref{RecordID: own.TargetRecordId, URL: own.TargetUri, Date: own.TargetDate, PayloadDigest: payloadDigest}
-
-	record := resp
-	res := Result{Ref: ref}
-	switch {
-	case ex.StatusCode == http.StatusNotModified:
-		record, err = resp.ToRevisitRecord(&gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1})
-		res.Revisit = true
-	case ex.StatusCode >= 200 && ex.StatusCode < 300 && len(ex.Body) > 0:
-		if first, seen := w.rememberDigest(ref); seen {
-			record, err = resp.ToRevisitRecord(&gowarc.RevisitRef{
-				Profile:        gowarc.ProfileIdenticalPayloadDigestV1_1,
-				TargetRecordId: first.RecordID,
-				TargetUri:      first.URL,
-				TargetDate:     first.Date,
-			})
-			res.Revisit = true
-			res.Ref = first
-		}
+	if remember {
+		w.rememberDigest(res.Ref)
 	}
-	if err != nil {
-		return Result{}, fmt.Errorf("warc: revisit record for %s: %w", ex.URL, err)
-	}
-
-	req, err := w.buildRequest(ex, date, record.WarcHeader().GetId(gowarc.WarcRecordID))
-	if err != nil {
-		return Result{}, err
-	}
-	// Request and response go in one call so they land in the same file.
-	responses := w.fw.Write(record, req)
-	for _, r := range responses {
-		if r.Err != nil {
-			return Result{}, fmt.Errorf("warc: writing records for %s: %w", ex.URL, r.Err)
-		}
-	}
-	if len(responses) > 0 {
-		res.File = filepath.Join(w.opts.Dir, responses[0].FileName)
-	}
-	w.records.Add(int64(len(responses)))
+	res.File, res.Offset, res.Length = file, spans[0].offset, spans[0].length
+	w.records.Add(int64(len(spans)))
 	if res.Revisit {
 		w.revisits.Add(1)
 	}
 	return res, nil
 }
 
-// rememberDigest records ref's payload digest and reports the first record
-// seen with the same digest, if any.
-func (w *Writer) rememberDigest(ref Ref) (Ref, bool) {
-	if ref.PayloadDigest == "" {
+// buildRecords builds the records of ex: the response (or revisit) record
+// and the request record. remember says whether res.Ref is to be remembered
+// as the first copy of its payload once written.
+func (w *Writer) buildRecords(ex *Exchange, date time.Time) (rec, req gowarc.WarcRecord, res Result, remember bool, err error) {
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
+	resp, err := w.buildResponse(ex, date)
+	if err != nil {
+		return nil, nil, Result{}, false, err
+	}
+	payloadDigest := resp.WarcHeader().Get(gowarc.WarcPayloadDigest)
+	own, err := resp.CreateRevisitRef(gowarc.ProfileIdenticalPayloadDigestV1_1)
+	if err != nil {
+		resp.Close()
+		return nil, nil, Result{}, false, fmt.Errorf("warc: %w", err)
+	}
+	res.Ref = Ref{RecordID: own.TargetRecordId, URL: own.TargetUri, Date: own.TargetDate, PayloadDigest: payloadDigest}
+
+	var revisit *gowarc.RevisitRef
+	switch {
+	case ex.StatusCode == http.StatusNotModified:
+		revisit = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1}
+	case ex.StatusCode >= 200 && ex.StatusCode < 300 && len(ex.Body) > 0 && payloadDigest != "":
+		if first, seen := w.lookupDigest(payloadDigest); seen {
+			revisit = &gowarc.RevisitRef{
+				Profile:        gowarc.ProfileIdenticalPayloadDigestV1_1,
+				TargetRecordId: first.RecordID,
+				TargetUri:      first.URL,
+				TargetDate:     first.Date,
+			}
+			res.Ref = first
+		} else {
+			remember = true
+		}
+	}
+	rec = resp
+	if revisit != nil {
+		// The revisit record copies what it needs of the response record.
+		rec, err = resp.ToRevisitRecord(revisit)
+		resp.Close()
+		if err != nil {
+			return nil, nil, Result{}, false, fmt.Errorf("warc: revisit record for %s: %w", ex.URL, err)
+		}
+		res.Revisit = true
+	}
+
+	req, err = w.buildRequest(ex, date, rec.WarcHeader().GetId(gowarc.WarcRecordID))
+	if err != nil {
+		rec.Close()
+		return nil, nil, Result{}, false, err
+	}
+	return rec, req, res, remember, nil
+}
+
+// lookupDigest returns the first record written with the payload digest,
+// if it is remembered.
+func (w *Writer) lookupDigest(digest string) (Ref, bool) {
+	el, ok := w.digests[digest]
+	if !ok {
 		return Ref{}, false
 	}
-	w.digestMu.Lock()
-	defer w.digestMu.Unlock()
-	if el, ok := w.digests[ref.PayloadDigest]; ok {
-		w.lru.MoveToFront(el)
-		return el.Value.(Ref), true
+	w.lru.MoveToFront(el)
+	return el.Value.(Ref), true
+}
+
+// rememberDigest remembers ref, a response record that has been written,
+// as the first copy of its payload, forgetting the least recently used
+// digest beyond Options.DigestMemory.
+func (w *Writer) rememberDigest(ref Ref) {
+	if _, ok := w.digests[ref.PayloadDigest]; ok {
+		return
 	}
 	w.digests[ref.PayloadDigest] = w.lru.PushFront(ref)
 	if w.lru.Len() > w.opts.DigestMemory {
@@ -310,7 +348,6 @@ func (w *Writer) rememberDigest(ref Ref) (Ref, bool) {
 		w.lru.Remove(oldest)
 		delete(w.digests, oldest.Value.(Ref).PayloadDigest)
 	}
-	return Ref{}, false
 }
 
 func (w *Writer) buildResponse(ex *Exchange, date time.Time) (gowarc.WarcRecord, error) {
@@ -388,7 +425,10 @@ func (w *Writer) buildRequest(ex *Exchange, date time.Time, concurrentTo string)
 }
 
 // requestTarget splits an absolute URL into the request-target (path and
-// query) and the host, without validating it further: the URL was fetched.
+// query) and the Host header value, without validating it further: the URL
+// was fetched. The host keeps its port and an IPv6 literal its brackets;
+// userinfo, which is never sent in a Host header, is dropped, and so is an
+// IPv6 zone (RFC 6874 section 4).
 func requestTarget(rawURL string) (target, host string) {
 	rest := rawURL
 	if i := strings.Index(rest, "://"); i >= 0 {
@@ -397,15 +437,24 @@ func requestTarget(rawURL string) (target, host string) {
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
 		rest = rest[:i]
 	}
-	slash := strings.IndexAny(rest, "/?")
-	if slash < 0 {
-		return "/", rest
+	target = "/"
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest, target = rest[:i], rest[i:]
+		if target[0] == '?' {
+			target = "/" + target
+		}
 	}
-	host, target = rest[:slash], rest[slash:]
-	if target[0] == '?' {
-		target = "/" + target
+	// The authority is userinfo@host:port; userinfo cannot hold an
+	// unescaped '@', '/' or '?'.
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
 	}
-	return target, host
+	if strings.HasPrefix(rest, "[") {
+		if pct, end := strings.IndexByte(rest, '%'), strings.IndexByte(rest, ']'); pct >= 0 && pct < end {
+			rest = rest[:pct] + rest[end:]
+		}
+	}
+	return target, rest
 }
 
 // writeHeader writes h in sorted order so records are reproducible.
@@ -431,17 +480,18 @@ func (w *Writer) Stats() (records, revisits int64) {
 	return w.records.Load(), w.revisits.Load()
 }
 
-// Close finishes the current file. Writes after Close fail with ErrClosed.
+// Close finishes the current file: it syncs it to disk, closes it and
+// renames it without OpenSuffix. It returns any error in doing so, in which
+// case the file may be left with OpenSuffix. Writes after Close fail with
+// ErrClosed; a second Close returns nil.
 func (w *Writer) Close() error {
-	w.closeMu.Lock()
-	defer w.closeMu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
 		return nil
 	}
 	w.closed = true
-	libraryMu.Lock()
-	defer libraryMu.Unlock()
-	if err := w.fw.Close(); err != nil {
+	if err := w.file.finish(); err != nil {
 		return fmt.Errorf("warc: closing: %w", err)
 	}
 	return nil

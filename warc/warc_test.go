@@ -432,3 +432,288 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("%d records written, want %d", total, 8*8*2)
 	}
 }
+
+// randomBody returns n lowercase letters, which compress to about 60%.
+func randomBody(rng *rand.Rand, n int) []byte {
+	body := make([]byte, n)
+	for i := range body {
+		body[i] = byte('a' + rng.Intn(26))
+	}
+	return body
+}
+
+// TestWritersSharingADirectory runs Writers one after the other and at the
+// same time in one directory, with a clock that stands still, so every
+// Writer generates the same names: none may replace another's file.
+func TestWritersSharingADirectory(t *testing.T) {
+	dir := t.TempDir()
+	// A file left unfinished by a crashed process.
+	stale := filepath.Join(dir, "crawlkit-20260304050607-00002.warc.gz.open")
+	if err := os.WriteFile(stale, []byte("crashed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newWriter := func() *warc.Writer {
+		t.Helper()
+		w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	write := func(w *warc.Writer, u string) {
+		t.Helper()
+		if _, err := w.WriteExchange(&warc.Exchange{URL: u, StatusCode: 200, Body: []byte("body of " + u)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeWriter := func(w *warc.Writer) {
+		t.Helper()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// One after the other, as across a restart.
+	w1 := newWriter()
+	write(w1, "http://a.test/1")
+	closeWriter(w1)
+	w2 := newWriter()
+	write(w2, "http://a.test/2")
+	closeWriter(w2)
+	n := 0
+	for _, r := range readAll(t, dir) {
+		if r.header["warc-type"] == "response" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d responses on disk after two Writers each wrote one", n)
+	}
+	// Both open at once.
+	w3, w4 := newWriter(), newWriter()
+	write(w3, "http://a.test/3")
+	write(w4, "http://a.test/4")
+	closeWriter(w4)
+	closeWriter(w3)
+
+	got := map[string]string{} // target URI -> file
+	for _, r := range readAll(t, dir) {
+		if r.header["warc-type"] == "response" {
+			u := r.header["warc-target-uri"]
+			if _, body := httpBody(t, r.content); string(body) != "body of "+u {
+				t.Errorf("%s: body %q", u, body)
+			}
+			if f, dup := got[u]; dup {
+				t.Errorf("%s in both %s and %s", u, f, r.file)
+			}
+			got[u] = r.file
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("responses on disk: %v; want all 4 of 4 Writers", got)
+	}
+	if b, err := os.ReadFile(stale); err != nil || string(b) != "crashed" {
+		t.Errorf("unfinished file of another process: %q, %v", b, err)
+	}
+	open, _ := filepath.Glob(filepath.Join(dir, "*.open"))
+	if len(open) != 1 {
+		t.Errorf("files left open: %v", open)
+	}
+}
+
+// TestFailedWriteIsNotARevisitTarget makes writing the first copy of a
+// payload fail: the next copy must be written in full, not as a revisit of
+// a record that does not exist.
+func TestFailedWriteIsNotARevisitTarget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replace the directory by a file, so no file can be created in it.
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("<html>same payload</html>")
+	if _, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/1", StatusCode: 200, Body: body}); err == nil {
+		t.Fatal("writing into a directory that is a file succeeded")
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/2", StatusCode: 200, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Revisit {
+		t.Errorf("written as a revisit of %s, which was never written", res.Ref.URL)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var responses int
+	for _, r := range readAll(t, dir) {
+		if r.header["warc-type"] == "response" {
+			responses++
+			if _, b := httpBody(t, r.content); !bytes.Equal(b, body) {
+				t.Errorf("response body %q", b)
+			}
+		}
+	}
+	if responses != 1 {
+		t.Errorf("%d response records, want 1 holding the payload", responses)
+	}
+}
+
+// TestCloseReportsFailure removes the directory of the open file, so Close
+// cannot give the file its final name.
+func TestCloseReportsFailure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := warc.New(warc.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/", StatusCode: 200, Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err == nil {
+		t.Error("Close returned nil although the file could not be finished")
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestExchangeNeverSplitAcrossFiles writes exchanges of varied sizes with a
+// small size limit: a request must be in the file of its response, and a
+// file may exceed the limit only if it holds a single exchange.
+func TestExchangeNeverSplitAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 8 << 10
+	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: limit, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	bodies := map[string][]byte{}
+	for i := 0; i < 120; i++ {
+		n := 500 + rng.Intn(3000)
+		if i == 100 {
+			n = 2 << 20 // kept in a temporary file by the record builder
+		}
+		u := fmt.Sprintf("http://rot.test/p%d", i)
+		bodies[u] = randomBody(rng, n)
+		if _, err := w.WriteExchange(&warc.Exchange{URL: u, StatusCode: 200, Body: bodies[u]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	recs := readAll(t, dir)
+	respFile := map[string]string{}
+	exchanges := map[string]int{}
+	for i, r := range recs {
+		if i == 0 || recs[i-1].file != r.file {
+			if r.header["warc-type"] != "warcinfo" || r.header["warc-filename"] != r.file {
+				t.Errorf("%s starts with %s record for %q, want its warcinfo", r.file, r.header["warc-type"], r.header["warc-filename"])
+			}
+		}
+		if r.header["warc-block-digest"] != sha1b32(r.content) {
+			t.Errorf("%s %s: block digest does not match", r.header["warc-type"], r.header["warc-target-uri"])
+		}
+		switch r.header["warc-type"] {
+		case "response":
+			respFile[r.header["warc-record-id"]] = r.file
+			exchanges[r.file]++
+			if _, b := httpBody(t, r.content); !bytes.Equal(b, bodies[r.header["warc-target-uri"]]) {
+				t.Errorf("%s: body differs after read-back", r.header["warc-target-uri"])
+			}
+		case "request":
+			if rf := respFile[r.header["warc-concurrent-to"]]; rf != r.file {
+				t.Errorf("request for %s in %s, its response in %q", r.header["warc-target-uri"], r.file, rf)
+			}
+		}
+	}
+	if len(respFile) != len(bodies) {
+		t.Errorf("read %d responses, want %d", len(respFile), len(bodies))
+	}
+	for name, n := range exchanges {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > limit && n > 1 {
+			t.Errorf("%s: %d bytes with %d exchanges, over the %d byte limit", name, fi.Size(), n, limit)
+		}
+	}
+	if len(exchanges) < 20 {
+		t.Errorf("%d files; want rotation", len(exchanges))
+	}
+}
+
+// TestRequestHostWithoutUserinfo checks the Host header of the recorded
+// request drops the URL's userinfo.
+func TestRequestHostWithoutUserinfo(t *testing.T) {
+	dir := t.TempDir()
+	w, err := warc.New(warc.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://user:secret@h.test/p", "http://user:secret@[2001:db8::1]:8080/p"} {
+		if _, err := w.WriteExchange(&warc.Exchange{URL: u, StatusCode: 200, Body: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, r := range readAll(t, dir) {
+		if r.header["warc-type"] == "request" {
+			head, _ := httpBody(t, r.content)
+			for _, line := range strings.Split(head, "\r\n") {
+				if h, ok := strings.CutPrefix(line, "Host: "); ok {
+					hosts = append(hosts, h)
+				}
+			}
+		}
+	}
+	if want := []string{"h.test", "[2001:db8::1]:8080"}; fmt.Sprint(hosts) != fmt.Sprint(want) {
+		t.Errorf("Host headers %q, want %q", hosts, want)
+	}
+}
+
+// TestNoTemporaryFilesLeft writes bodies large enough for the record
+// builder to keep them in temporary files, which must be removed.
+func TestNoTemporaryFilesLeft(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	w, err := warc.New(warc.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	body := randomBody(rng, 2<<20)
+	for _, u := range []string{"http://a.test/big", "http://a.test/copy"} {
+		if _, err := w.WriteExchange(&warc.Exchange{URL: u, StatusCode: 200, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d temporary files left, e.g. %s", len(left), left[0].Name())
+	}
+}
