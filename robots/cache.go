@@ -21,6 +21,7 @@ const (
 	DefaultTTL              = 24 * time.Hour      // RFC 9309 §2.4
 	DefaultMinTTL           = 5 * time.Minute     // floor for Cache-Control max-age / no-cache
 	DefaultMaxEntries       = 10000               // hosts kept in memory
+	DefaultMaxCacheBytes    = 256 << 20           // estimated memory of the hosts kept
 	DefaultMaxRedirects     = 5                   // RFC 9309 §2.3.1.2
 	DefaultMinRetry         = time.Minute         // first retry of an unreachable robots.txt
 	DefaultMaxRetry         = time.Hour           // longest retry interval
@@ -87,6 +88,17 @@ type Config struct {
 	// MaxEntries bounds the number of hosts kept in memory; the least
 	// recently used are evicted. Zero means DefaultMaxEntries.
 	MaxEntries int
+	// MaxBytes bounds the estimated memory of the hosts kept in memory;
+	// the least recently used are evicted until both bounds hold. An
+	// entry's estimate is its parsed policy (rules, groups, and the
+	// matcher compiled for one product token), the body the policy is
+	// parsed from, and the bookkeeping around it: about 280 octets per
+	// rule plus the body, so a 500 KiB file of short rules costs some
+	// 8 MiB. A single entry larger than MaxBytes is still returned and
+	// kept, but alone: every other entry is evicted for it, and it is the
+	// first evicted when the next host arrives. Fetches in progress are
+	// not counted. Zero means DefaultMaxCacheBytes.
+	MaxBytes int64
 	// MaxRedirects is how many redirects are followed; one more makes the
 	// file unreachable. Zero means DefaultMaxRedirects.
 	MaxRedirects int
@@ -194,12 +206,41 @@ type Cache struct {
 	lru      *list.List // of *entry, most recently used first
 	entries  map[string]*list.Element
 	inflight map[string]*call
+	bytes    int64 // sum of the entries' cost
 }
 
+// entry is one cached origin. It is not modified once made.
 type entry struct {
 	origin string
-	rec    Record
-	pol    *Policy
+	// rec is the record without its bodies: Body is nil, and GoodBody is
+	// nil when goodInPol says that pol was parsed from the same octets.
+	rec       Record
+	goodInPol bool
+	pol       *Policy
+	cost      int64 // estimated octets retained (see Config.MaxBytes)
+}
+
+// newEntry makes the entry for rec and its policy. Lookups need only the
+// policy, and the next fetch only the last good body, which for a parsed
+// file is the policy's source: the entry keeps that one copy.
+func newEntry(origin string, rec Record, pol *Policy) *entry {
+	e := &entry{origin: origin, rec: rec, pol: pol}
+	e.rec.Body = nil
+	if string(rec.GoodBody) == pol.src {
+		e.rec.GoodBody, e.goodInPol = nil, true
+	}
+	e.cost = entryOverhead + int64(2*len(origin)+len(rec.URL)+len(rec.Err)+len(e.rec.GoodBody)) + pol.memSize()
+	return e
+}
+
+// record returns the entry's record with its last good body restored (a
+// copy); Body stays nil, which is all an expired record is used for.
+func (e *entry) record() Record {
+	r := e.rec
+	if e.goodInPol && e.pol.src != "" {
+		r.GoodBody = []byte(e.pol.src)
+	}
+	return r
 }
 
 type call struct {
@@ -278,7 +319,7 @@ func (c *Cache) PolicyAt(ctx context.Context, rawURL string, now time.Time) (*Po
 	}
 	for {
 		c.mu.Lock()
-		var prev *Record
+		var old *entry
 		if el, ok := c.entries[origin]; ok {
 			e := el.Value.(*entry)
 			if now.Before(e.rec.Expires) {
@@ -286,8 +327,7 @@ func (c *Cache) PolicyAt(ctx context.Context, rawURL string, now time.Time) (*Po
 				c.mu.Unlock()
 				return e.pol, nil
 			}
-			r := e.rec
-			prev = &r
+			old = e
 		}
 		if cl, ok := c.inflight[origin]; ok {
 			c.mu.Unlock()
@@ -307,6 +347,11 @@ func (c *Cache) PolicyAt(ctx context.Context, rawURL string, now time.Time) (*Po
 		c.inflight[origin] = cl
 		c.mu.Unlock()
 
+		var prev *Record
+		if old != nil {
+			r := old.record()
+			prev = &r
+		}
 		ent, err := c.load(ctx, origin, prev, now)
 
 		c.mu.Lock()
@@ -325,22 +370,30 @@ func (c *Cache) PolicyAt(ctx context.Context, rawURL string, now time.Time) (*Po
 }
 
 // insert adds or replaces an entry and evicts the least recently used ones
-// beyond MaxEntries. c.mu must be held.
+// until at most MaxEntries remain and their cost is at most MaxBytes, or e
+// is the only one left. c.mu must be held.
 func (c *Cache) insert(e *entry) {
 	if el, ok := c.entries[e.origin]; ok {
+		c.bytes -= el.Value.(*entry).cost
 		el.Value = e
 		c.lru.MoveToFront(el)
 	} else {
 		c.entries[e.origin] = c.lru.PushFront(e)
 	}
-	max := c.cfg.MaxEntries
-	if max <= 0 {
-		max = DefaultMaxEntries
+	c.bytes += e.cost
+	maxEntries, maxBytes := c.cfg.MaxEntries, c.cfg.MaxBytes
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxEntries
 	}
-	for c.lru.Len() > max {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxCacheBytes
+	}
+	for c.lru.Len() > 1 && (c.lru.Len() > maxEntries || c.bytes > maxBytes) {
 		el := c.lru.Back()
+		old := el.Value.(*entry)
 		c.lru.Remove(el)
-		delete(c.entries, el.Value.(*entry).origin)
+		delete(c.entries, old.origin)
+		c.bytes -= old.cost
 	}
 }
 
@@ -349,6 +402,14 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
+}
+
+// Bytes returns the estimated memory held by the cached origins, the
+// quantity Config.MaxBytes bounds.
+func (c *Cache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 // load obtains a fresh entry: from the Store if it has an unexpired record,
@@ -363,7 +424,7 @@ func (c *Cache) load(ctx context.Context, origin string, prev *Record, now time.
 		case err != nil:
 			c.storeError(origin, fmt.Errorf("robots: store get: %w", err))
 		case ok && now.Before(rec.Expires):
-			return &entry{origin: origin, rec: rec, pol: c.policyFor(origin, &rec)}, nil
+			return newEntry(origin, rec, c.policyFor(origin, &rec)), nil
 		case ok && (prev == nil || rec.FetchedAt.After(prev.FetchedAt)):
 			prev = &rec
 		}
@@ -377,7 +438,7 @@ func (c *Cache) load(ctx context.Context, origin string, prev *Record, now time.
 			c.storeError(origin, fmt.Errorf("robots: store put: %w", err))
 		}
 	}
-	return &entry{origin: origin, rec: rec, pol: c.policyFor(origin, &rec)}, nil
+	return newEntry(origin, rec, c.policyFor(origin, &rec)), nil
 }
 
 func (c *Cache) storeError(origin string, err error) {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -552,5 +554,166 @@ func TestOrigin(t *testing.T) {
 	}})
 	if _, err := c.PolicyAt(context.Background(), "mailto:x@example.com", t0); !errors.Is(err, robots.ErrUnsupportedURL) {
 		t.Errorf("PolicyAt(mailto:) error = %v", err)
+	}
+}
+
+// hexRobots is a robots.txt of about size octets of short distinct rules,
+// the costliest kind per octet to keep parsed.
+func hexRobots(seed, size int) string {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < size-32; i++ {
+		fmt.Fprintf(&b, "Disallow:/%x-%x\n", seed, i)
+	}
+	return b.String()
+}
+
+// TestCacheMaxBytes fetches large robots.txt files of many hosts over
+// loopback into a cache bounded to a few of them: the accounted bytes and
+// the heap the cache retains stay within the bound, and every policy is
+// still returned.
+func TestCacheMaxBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses 24 files of 500 KiB")
+	}
+	const (
+		hosts    = 24
+		maxBytes = 24 << 20 // two or three such files
+	)
+	bodies := make([]string, hosts)
+	for i := range bodies {
+		bodies[i] = hexRobots(i, robots.DefaultMaxBytes)
+	}
+	srv, _ := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		fmt.Sscanf(r.Host, "h%d.test", &i)
+		io.WriteString(w, bodies[i])
+	})
+	// Every host name dials the one loopback server.
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	addr := srv.Listener.Addr().String()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := robots.NewCache(robots.Config{Client: &http.Client{Transport: tr}, MaxBytes: maxBytes})
+	before := robots.LiveHeap()
+	for i := 0; i < hosts; i++ {
+		p := policyAt(t, c, fmt.Sprintf("http://h%d.test/", i), t0)
+		if d, _ := p.Allowed("bot", fmt.Sprintf("/%x-1", i)); d.Allowed {
+			t.Fatalf("host %d: rule not applied: %+v", i, d)
+		}
+		if b := c.Bytes(); b > maxBytes {
+			t.Fatalf("after host %d: %d bytes accounted, bound %d", i, b, maxBytes)
+		}
+	}
+	grown := int64(robots.LiveHeap()) - int64(before)
+	t.Logf("%d of %d hosts kept, %d bytes accounted, heap grew by %d", c.Len(), hosts, c.Bytes(), grown)
+	if c.Len() < 2 || c.Len() >= hosts {
+		t.Errorf("Len = %d, want a few of %d", c.Len(), hosts)
+	}
+	if grown > maxBytes {
+		t.Errorf("heap grew by %d bytes, bound %d", grown, maxBytes)
+	}
+	if grown > c.Bytes() {
+		t.Errorf("heap grew by %d bytes, more than the %d accounted", grown, c.Bytes())
+	}
+	runtime.KeepAlive(c)
+}
+
+// TestCacheMaxBytesLRU checks that the byte bound evicts least recently
+// used entries first, and that an entry larger than the bound on its own
+// is returned and kept alone.
+func TestCacheMaxBytesLRU(t *testing.T) {
+	var mu sync.Mutex
+	fetched := map[string]int{}
+	big := hexRobots(0, 64<<10)
+	fetch := func(ctx context.Context, u string) (*http.Response, error) {
+		mu.Lock()
+		fetched[u]++
+		mu.Unlock()
+		if strings.HasPrefix(u, "https://huge.test/") {
+			return textResponse(200, hexRobots(1, 256<<10)), nil
+		}
+		return textResponse(200, big), nil
+	}
+	one := robots.NewCache(robots.Config{Fetch: fetch})
+	policyAt(t, one, "https://a.test/", t0)
+	cost := one.Bytes()
+	if cost < int64(len(big)) {
+		t.Fatalf("a %d-octet file accounted as %d bytes", len(big), cost)
+	}
+
+	// Room for three entries.
+	mu.Lock()
+	clear(fetched)
+	mu.Unlock()
+	c := robots.NewCache(robots.Config{Fetch: fetch, MaxBytes: 3*cost + cost/2})
+	// a was used after b, so b is evicted when d arrives; after a, c and d
+	// are used, a is the least recently used and b evicts it.
+	for _, h := range []string{"a", "b", "c", "a", "d", "a", "c", "d", "b", "c", "d", "b", "a"} {
+		policyAt(t, c, "https://"+h+".test/", t0)
+		if c.Len() > 3 || c.Bytes() > 3*cost+cost/2 {
+			t.Fatalf("after %s: Len = %d, Bytes = %d; want at most 3, %d", h, c.Len(), c.Bytes(), 3*cost)
+		}
+	}
+	mu.Lock()
+	for h, n := range map[string]int{"a": 2, "b": 2, "c": 1, "d": 1} {
+		if u := "https://" + h + ".test/robots.txt"; fetched[u] != n {
+			t.Errorf("%s fetched %d times, want %d (all: %v)", u, fetched[u], n, fetched)
+		}
+	}
+	mu.Unlock()
+
+	// A file whose entry exceeds the bound is used and kept alone.
+	p := policyAt(t, c, "https://huge.test/", t0)
+	if d, _ := p.Allowed("bot", "/1-5"); d.Allowed {
+		t.Errorf("huge file's rule not applied: %+v", d)
+	}
+	if c.Len() != 1 || c.Bytes() <= 3*cost+cost/2 {
+		t.Errorf("Len = %d, Bytes = %d; want the huge entry alone", c.Len(), c.Bytes())
+	}
+	policyAt(t, c, "https://huge.test/", t0)
+	policyAt(t, c, "https://a.test/", t0) // evicts huge
+	if c.Len() != 1 || c.Bytes() != cost {
+		t.Errorf("Len = %d, Bytes = %d; want a alone, %d", c.Len(), c.Bytes(), cost)
+	}
+	mu.Lock()
+	if n := fetched["https://huge.test/robots.txt"]; n != 1 {
+		t.Errorf("huge fetched %d times, want 1", n)
+	}
+	mu.Unlock()
+}
+
+// TestCacheKeepsGoodBodyForStore checks that the last good body, which a
+// cache entry keeps only as its policy's source, is still written to the
+// Store with an unreachable record and used as the fallback.
+func TestCacheKeepsGoodBodyForStore(t *testing.T) {
+	const body = "User-agent: *\nDisallow: /private\n"
+	var fail atomic.Bool
+	fetch := func(ctx context.Context, u string) (*http.Response, error) {
+		if fail.Load() {
+			return textResponse(503, ""), nil
+		}
+		return textResponse(200, body), nil
+	}
+	store := robots.NewMemoryStore(0)
+	c := robots.NewCache(robots.Config{Fetch: fetch, Store: store})
+	policyAt(t, c, "https://a.test/", t0)
+	fail.Store(true)
+	later := t0.Add(2 * robots.DefaultTTL)
+	if d, _ := policyAt(t, c, "https://a.test/x", later).Allowed("bot", "/x"); d.Allowed {
+		t.Fatalf("unreachable file allowed /x: %+v", d)
+	}
+	rec, ok, _ := store.Get(context.Background(), "https://a.test")
+	if !ok || rec.GoodStatus != 200 || string(rec.GoodBody) != body || rec.Body != nil {
+		t.Fatalf("stored record: ok=%v GoodStatus=%d GoodBody=%q Body=%q", ok, rec.GoodStatus, rec.GoodBody, rec.Body)
+	}
+	p := policyAt(t, c, "https://a.test/x", later.Add(robots.DefaultUnreachableLimit+time.Hour))
+	if d, _ := p.Allowed("bot", "/private"); !p.FetchInfo().Fallback || d.Allowed {
+		t.Errorf("fallback: %+v, /private %+v; want the last good file", p.FetchInfo(), d)
+	}
+	if d, _ := p.Allowed("bot", "/x"); !d.Allowed {
+		t.Errorf("fallback disallows /x: %+v", d)
 	}
 }

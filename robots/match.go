@@ -475,16 +475,7 @@ func decodesTo(c byte) bool {
 // canon returns the canonical form of s, or s itself when it is already
 // canonical (the common case, which costs one scan and no allocation).
 func canon(s string) string {
-	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !rawOK[c] {
-			break
-		}
-		if c == '%' && escapeChanges(s, i) {
-			break
-		}
-	}
+	i := canonPrefix(s)
 	if i == len(s) {
 		return s
 	}
@@ -515,6 +506,21 @@ func canon(s string) string {
 	}
 	return string(b)
 }
+
+// canonPrefix returns the length of the longest prefix of s that canon
+// leaves as it is.
+func canonPrefix(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !rawOK[c] || c == '%' && escapeChanges(s, i) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// canonChanges reports whether canon(s) differs from s.
+func canonChanges(s string) bool { return canonPrefix(s) < len(s) }
 
 // escapeChanges reports whether canon rewrites the "%" at s[i].
 func escapeChanges(s string, i int) bool {

@@ -36,10 +36,8 @@ type builder struct {
 }
 
 // parse reads body into p. It runs in time linear in len(body).
-func parse(p *Policy, raw []byte) {
+func parse(p *Policy, body string) {
 	google := p.opts.GoogleExtensions
-	// One copy of the body: every pattern and sitemap is a substring of it.
-	body := string(raw)
 	switch {
 	case strings.HasPrefix(body, "\xef\xbb\xbf"):
 		body = body[3:]

@@ -53,7 +53,8 @@
 // been unreachable for 30 days, after which the last good copy (or allow all)
 // is used. Entries live up to 24 hours, fewer when the response's
 // Cache-Control says so; concurrent callers for one host share a single fetch;
-// the number of cached hosts is bounded (least recently used are evicted);
+// the number of cached hosts and their estimated memory are bounded (least
+// recently used are evicted);
 // an optional [Store] shares fetched files between caches or processes.
 //
 // Every time-dependent decision takes an explicit now ([Cache.PolicyAt]);
@@ -236,8 +237,9 @@ type Policy struct {
 	star     *AgentRules // merged "*" groups; nil if none
 	none     *AgentRules // no group applies: allow everything
 	sitemaps []string
-	size     int  // octets parsed
-	cut      bool // body longer than MaxBytes
+	src      string // the body, at most MaxBytes+1 octets; "" if not parsed from a file
+	size     int    // octets parsed
+	cut      bool   // body longer than MaxBytes
 	info     FetchInfo
 }
 
@@ -281,12 +283,17 @@ func ParseString(body string) *Policy { return Options{}.Parse([]byte(body)) }
 func (o Options) Parse(body []byte) *Policy {
 	p := &Policy{source: SourceFile, opts: o}
 	max := o.maxBytes()
-	if len(body) > max {
-		body = dropPartialLine(body[:max])
+	// One copy of the body, one octet past the limit at most (as much as a
+	// Cache reads): every pattern and sitemap is a substring of it, and a
+	// Cache keeps it instead of the fetched body.
+	p.src = string(body[:min(len(body), max+1)])
+	text := p.src
+	if len(text) > max {
+		text = dropPartialLine(text[:max])
 		p.cut = true
 	}
-	p.size = len(body)
-	parse(p, body)
+	p.size = len(text)
+	parse(p, text)
 	p.finish()
 	return p
 }
@@ -294,13 +301,13 @@ func (o Options) Parse(body []byte) *Policy {
 // dropPartialLine removes the bytes after the last line break of a body
 // that was cut short, so no half-read rule is applied (RFC 9309 §2.5 lets
 // crawlers stop at the limit; a cut rule could be broader than the real one).
-func dropPartialLine(b []byte) []byte {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == '\n' || b[i] == '\r' {
-			return b[:i+1]
+func dropPartialLine(s string) string {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' || s[i] == '\r' {
+			return s[:i+1]
 		}
 	}
-	return b[:0]
+	return s[:0]
 }
 
 // AllowAll returns the policy of an unavailable robots.txt (RFC 9309
