@@ -6,21 +6,31 @@ import (
 	"strings"
 )
 
+// MaxRobotsSitemaps caps the sources FromRobots takes from one robots.txt
+// file. Sites list a handful of sitemaps there, and an index lists the rest;
+// without a cap a 500 KiB robots.txt could name some 20,000 sitemaps, each on
+// a different host and so with a budget of its own.
+const MaxRobotsSitemaps = 100
+
 // FromRobots turns the Sitemap: values of the robots.txt file at robotsURL
 // (as the robots package exposes them) into Sources. Each is marked as
 // cross-submitted by the robots file's origin, so it may list any URL of that
 // host (sitemaps.org, "Sitemaps & Cross Submits"). RFC 9309 §2.2.4 asks for
 // absolute URLs; relative values are resolved against robotsURL anyway.
-// Values that are not http(s) URLs, and duplicates, are dropped.
+// Values that are not http(s) URLs, and duplicates, are dropped, and so are
+// the values after the first MaxRobotsSitemaps sources.
 func FromRobots(robotsURL string, sitemapURLs []string) []Source {
 	base, err := url.Parse(strings.TrimSpace(robotsURL))
 	if err != nil || originOf(base) == "" {
 		return nil
 	}
 	origin := originOf(base)
-	seen := make(map[string]bool, len(sitemapURLs))
+	seen := make(map[string]bool, min(len(sitemapURLs), MaxRobotsSitemaps))
 	var out []Source
 	for _, raw := range sitemapURLs {
+		if len(out) >= MaxRobotsSitemaps {
+			break
+		}
 		ref, err := url.Parse(strings.TrimSpace(raw))
 		if err != nil {
 			continue

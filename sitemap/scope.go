@@ -74,7 +74,7 @@ func originOf(u *url.URL) string {
 	if (scheme != "http" && scheme != "https") || u.Host == "" {
 		return ""
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := hostOf(u)
 	port := u.Port()
 	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
 		port = ""
@@ -86,4 +86,10 @@ func originOf(u *url.URL) string {
 		host += ":" + port
 	}
 	return scheme + "://" + host
+}
+
+// hostOf returns u's host name in lower case, without brackets, port or a
+// trailing dot.
+func hostOf(u *url.URL) string {
+	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 }

@@ -19,11 +19,13 @@
 //
 // Hostile documents get bounded resources: the byte limit applies to the
 // decompressed stream (so a gzip bomb stops at the cap), the number of
-// entries per file is capped, element nesting is bounded, and neither
+// entries per file is capped, element nesting is bounded, a single XML token
+// (a start tag with its attributes, a text node, a comment) may not exceed
+// 1 MiB, and neither
 // external entities, DTD-declared entities nor XInclude are ever expanded.
-// A [Walker] follows sitemap indexes with a depth bound, a per-host budget of
-// sitemaps and cycle detection, fetching through a caller-supplied function or
-// *http.Client.
+// A [Walker] follows sitemap indexes with a depth bound, a per-host and a
+// per-walk budget of sitemaps, a per-document deadline and cycle detection,
+// fetching through a caller-supplied function or *http.Client.
 package sitemap
 
 import (
@@ -52,7 +54,8 @@ var (
 	ErrUnknownFormat = errors.New("sitemap: unknown format")
 	// ErrMalformed reports a document that is not well-formed (broken XML,
 	// entity references that are not the five predefined ones, nesting beyond
-	// the limit). The error also wraps the underlying parser error.
+	// the limit, an XML token such as a start tag with its attributes longer
+	// than 1 MiB). The error also wraps the underlying parser error.
 	ErrMalformed = errors.New("sitemap: malformed document")
 	// ErrTooLarge reports a document whose decompressed size exceeds
 	// Parser.MaxBytes. Entries before the cap have been delivered.
@@ -175,6 +178,11 @@ type Info struct {
 // Parser parses sitemap documents. The zero value is ready to use and applies
 // the protocol's limits; a Parser is safe for concurrent use as long as its
 // fields are not changed.
+//
+// Besides the limits below, a single XML token (a start tag with all its
+// attributes, a text node, a comment, a directive) may not exceed 1 MiB, or
+// MaxBytes when that is smaller: the XML decoder holds a token whole, at many
+// times its size, before returning it. Longer tokens give ErrMalformed.
 type Parser struct {
 	// MaxBytes caps the decompressed size of a document (and, with a little
 	// slack for the gzip framing, its compressed size). Default

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -447,5 +448,69 @@ func TestDiscover(t *testing.T) {
 	}
 	if _, err := Discover("not a url", nil); !errors.Is(err, ErrInvalidSource) {
 		t.Errorf("Discover(bad) err = %v", err)
+	}
+}
+
+// peakHeap runs fn and returns how far HeapInuse rose above its level
+// before fn, sampled every millisecond.
+func peakHeap(fn func()) uint64 {
+	base := liveHeap()
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	return max(<-done, base) - base
+}
+
+// encoding/xml holds a whole start tag with its []Attr before returning it,
+// at some 30 times the tag's size; the per-token limit bounds that.
+func TestParseBoundsXMLTokens(t *testing.T) {
+	const size = 8 << 20
+	src := Source{URL: "http://ex.com/sitemap.xml"}
+	for name, head := range map[string]string{"UTF-8": "", "ISO-8859-1": `<?xml version="1.0" encoding="ISO-8859-1"?>`} {
+		attrs := bytes.Repeat([]byte(" a=''"), 1<<16)
+		n := 0
+		body := &genReader{next: func() []byte {
+			switch n++; {
+			case n == 1:
+				return []byte(head + "<urlset><url")
+			case n <= 1+size/len(attrs):
+				return attrs
+			case n == 2+size/len(attrs):
+				return []byte("/></urlset>")
+			}
+			return nil
+		}}
+		var info Info
+		var err error
+		peak := peakHeap(func() { info, err = Parse(body, src, func(Entry) error { return nil }) })
+		t.Logf("%s, %d MiB start tag: peak heap +%d MiB, %d bytes read, %v", name, size>>20, peak>>20, info.Bytes, err)
+		if !errors.Is(err, ErrMalformed) || info.Bytes > 2*maxXMLToken {
+			t.Errorf("%s, %d MiB start tag: read %d bytes, err %v; want ErrMalformed after about %d bytes", name, size>>20, info.Bytes, err, maxXMLToken)
+		}
+		// Unbounded, the tag takes some 250 MiB; bounded, some 30 times
+		// maxXMLToken.
+		if peak > 100<<20 {
+			t.Errorf("%s, %d MiB start tag: peak heap +%d MiB", name, size>>20, peak>>20)
+		}
+	}
+
+	// Long tokens below the limit are still read.
+	doc := "<urlset><url><x>" + strings.Repeat("t", maxXMLToken-1024) + "</x><loc>http://ex.com/a</loc></url></urlset>"
+	if got, _, err := Collect(strings.NewReader(doc), src); err != nil || len(got) != 1 {
+		t.Errorf("text node just under the token limit: %d entries, %v", len(got), err)
 	}
 }

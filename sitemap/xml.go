@@ -1,6 +1,7 @@
 package sitemap
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -57,8 +58,14 @@ type xmlState struct {
 	overflow     bool
 }
 
-func (d *doc) parseXML(r io.Reader, transcoded bool) error {
-	dec := xml.NewDecoder(r)
+// maxXMLToken bounds the bytes the XML decoder may read for one token (a
+// start tag with its attributes, a text node, a comment, a directive), or
+// Parser.MaxBytes when that is smaller. See tokenReader.
+const maxXMLToken = 1 << 20
+
+func (d *doc) parseXML(r *bufio.Reader, transcoded bool) error {
+	tr := &tokenReader{r: r, limit: min(maxXMLToken, d.lim.MaxBytes)}
+	dec := xml.NewDecoder(tr)
 	// Strict mode rejects unbalanced tags and any entity reference other
 	// than the five predefined ones and character references. No Entity
 	// map is set, so neither entities declared in a DOCTYPE nor external
@@ -74,6 +81,7 @@ func (d *doc) parseXML(r io.Reader, transcoded bool) error {
 	s := &xmlState{d: d, stack: make([]xml.Name, 0, 8)}
 	for {
 		tok, err := dec.RawToken()
+		tr.n = 0 // a token boundary
 		if err == io.EOF {
 			if len(s.stack) > 0 || d.info.Format == FormatUnknown {
 				if d.info.Format == FormatUnknown {
@@ -84,7 +92,7 @@ func (d *doc) parseXML(r io.Reader, transcoded bool) error {
 			return nil
 		}
 		if err != nil {
-			if errors.Is(err, ErrTooLarge) {
+			if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrMalformed) {
 				return err
 			}
 			return fmt.Errorf("%w: %w", ErrMalformed, err)
@@ -121,6 +129,53 @@ func (d *doc) parseXML(r io.Reader, transcoded bool) error {
 			}
 		}
 	}
+}
+
+// tokenReader passes at most limit bytes to the XML decoder between two
+// token boundaries, which parseXML marks by resetting n, and then fails with
+// ErrMalformed. encoding/xml has no limit of its own: it buffers a whole
+// token before returning it, and for a start tag also builds its []Attr,
+// which for a tag of millions of short attributes takes some 30 times the
+// tag's size. With the limit the decoder's memory is a constant times limit,
+// however large MaxBytes is.
+//
+// n counts the bytes read from r rather than following
+// Decoder.InputOffset, which counts transcoded bytes once an encoding
+// declaration installs a CharsetReader; the two differ by the decoder's
+// read-ahead, which is small against limit.
+type tokenReader struct {
+	r     *bufio.Reader
+	limit int64
+	n     int64 // bytes read since the last token boundary
+}
+
+func (t *tokenReader) Read(p []byte) (int, error) {
+	if t.n >= t.limit {
+		return 0, t.tooLong()
+	}
+	if rest := t.limit - t.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := t.r.Read(p)
+	t.n += int64(n)
+	return n, err
+}
+
+// ReadByte is what the decoder calls when no CharsetReader is installed:
+// an io.ByteReader is used as it is, without a bufio.Reader of its own.
+func (t *tokenReader) ReadByte() (byte, error) {
+	if t.n >= t.limit {
+		return 0, t.tooLong()
+	}
+	c, err := t.r.ReadByte()
+	if err == nil {
+		t.n++
+	}
+	return c, err
+}
+
+func (t *tokenReader) tooLong() error {
+	return fmt.Errorf("%w: XML token longer than %d bytes", ErrMalformed, t.limit)
 }
 
 func qname(n xml.Name) string {
