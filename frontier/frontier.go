@@ -284,6 +284,7 @@ type Stats struct {
 	Dropped     uint64 // of Failed: retries past MaxAttempts
 	Recrawls    uint64 // settled URLs queued again for a recrawl
 	Expired     uint64 // leases that expired
+	Released    uint64 // leases given back unsettled by Release
 	Corrupt     uint64 // undecodable store records skipped
 }
 
@@ -923,6 +924,14 @@ func (f *Frontier) expire(now int64) {
 }
 
 func (f *Frontier) expireLease(l *Lease) {
+	f.requeueLease(l)
+	f.stats.Expired++
+}
+
+// requeueLease ends l unsettled and queues its URL again at the head of its
+// band, its attempt count unchanged; the host may be leased again from its
+// politeness time after l's deadline. f.mu held.
+func (f *Frontier) requeueLease(l *Lease) {
 	f.leases.remove(l)
 	l.state = leaseExpired
 	h := l.h
@@ -930,7 +939,6 @@ func (f *Frontier) expireLease(l *Lease) {
 	h.band(int(l.it.band)).q.pushFront(l.it)
 	h.queued++
 	h.readyAt = max(h.readyAt, f.polite.ReadyAt(h.name, time.Unix(0, l.deadline)).UnixNano())
-	f.stats.Expired++
 	f.schedule(h, l.deadline)
 	f.signal()
 }
@@ -1286,7 +1294,8 @@ func (f *Frontier) settle(l *Lease, s *settlement, now int64) {
 func (f *Frontier) Extend(l *Lease, ttl time.Duration) error { return f.ExtendAt(f.now(), l, ttl) }
 
 // ExtendAt prolongs l so that it expires at now+ttl. It returns
-// ErrLeaseExpired if the lease ran out before now.
+// ErrLeaseExpired if the lease ran out before now, and ErrLeaseSettled if it
+// was settled.
 func (f *Frontier) ExtendAt(now time.Time, l *Lease, ttl time.Duration) error {
 	n := now.UnixNano()
 	f.mu.Lock()
@@ -1297,6 +1306,31 @@ func (f *Frontier) ExtendAt(now time.Time, l *Lease, ttl time.Duration) error {
 	l.deadline = n + int64(max(ttl, 0))
 	l.Expires = time.Unix(0, l.deadline)
 	f.leases.fix(l)
+	return nil
+}
+
+// Release gives l back unsettled at the current time. See ReleaseAt.
+func (f *Frontier) Release(l *Lease) error { return f.ReleaseAt(f.now(), l) }
+
+// ReleaseAt gives l back unsettled at time now, for a URL that was not
+// fetched for a reason that is not its own (its host's robots.txt could not
+// be read, say): its URL is queued again at the head of its band with its
+// attempt count unchanged, as when a lease expires, and its host may be
+// leased again from its politeness time after now (block the host first to
+// hold it longer). It is counted in Stats.Released. It returns the errors
+// DoneAt returns for a lease that cannot be settled; afterwards, Done,
+// Extend and Release of l return ErrLeaseExpired, as for an expired lease.
+func (f *Frontier) ReleaseAt(now time.Time, l *Lease) error {
+	n := now.UnixNano()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkLease(l, n); err != nil {
+		return err
+	}
+	l.deadline = n
+	l.Expires = now
+	f.requeueLease(l)
+	f.stats.Released++
 	return nil
 }
 

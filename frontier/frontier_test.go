@@ -196,6 +196,44 @@ func TestLeaseExpiryReturnsURL(t *testing.T) {
 	}
 }
 
+func TestReleaseRequeuesWithoutAnAttempt(t *testing.T) {
+	f := newTest(t, Options{Politeness: FixedDelay(time.Second), LeaseTTL: time.Minute})
+	mustAdd(t, f, t0, Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"})
+	l := mustNext(t, f, t0)
+	// Released at 5 s: the same URL comes back first, from the politeness
+	// time after the release, with its attempt count unchanged.
+	if err := f.ReleaseAt(t0.Add(5*time.Second), l); err != nil {
+		t.Fatal(err)
+	}
+	mustNone(t, f, t0.Add(6*time.Second-1))
+	for i := 0; i < 3; i++ {
+		at := t0.Add(time.Duration(6+i) * time.Second)
+		again := mustNext(t, f, at)
+		if again.URL != l.URL || again.ID == l.ID || again.Attempt != l.Attempt {
+			t.Fatalf("after release %d leased %s (id %d, attempt %d), want %s with a new id and attempt %d",
+				i, again.URL, again.ID, again.Attempt, l.URL, l.Attempt)
+		}
+		if err := f.ReleaseAt(at, again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.DoneAt(t0.Add(10*time.Second), l, Success(0)); !errors.Is(err, ErrLeaseExpired) {
+		t.Fatalf("Done on a released lease: %v, want ErrLeaseExpired", err)
+	}
+	if err := f.ReleaseAt(t0.Add(10*time.Second), l); !errors.Is(err, ErrLeaseExpired) {
+		t.Fatalf("second Release: %v, want ErrLeaseExpired", err)
+	}
+	if st := f.Stats(); st.Released != 4 || st.Expired != 0 || st.Failed != 0 || st.Leased != 0 {
+		t.Fatalf("stats %+v, want 4 released and nothing else", st)
+	}
+	// The URL is still queued, and settles normally.
+	last := mustNext(t, f, t0.Add(time.Minute))
+	if last.URL != l.URL {
+		t.Fatalf("leased %s, want %s", last.URL, l.URL)
+	}
+	mustDone(t, f, t0.Add(time.Minute), last, Success(0))
+}
+
 func TestDoneErrors(t *testing.T) {
 	f := newTest(t, Options{Politeness: FixedDelay(0)})
 	g := newTest(t, Options{Politeness: FixedDelay(0)})

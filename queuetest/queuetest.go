@@ -47,6 +47,11 @@
 //     fails with frontier.ErrLeaseExpired; a second Done fails with
 //     frontier.ErrLeaseSettled; a nil lease with frontier.ErrForeignLease;
 //     an unknown outcome with frontier.ErrInvalidOutcome.
+//   - On a queue that implements Extender, an extended lease keeps its URL
+//     and its host from every handle until the new expiry and then settles
+//     normally; extending a settled lease fails with frontier.ErrLeaseSettled,
+//     an expired one with frontier.ErrLeaseExpired, a nil one with
+//     frontier.ErrForeignLease.
 //   - NextAt returns the zero time only when nothing is queued and nothing is
 //     leased by any handle.
 //   - Next returns a ready lease and gives up when its context ends.
@@ -82,6 +87,15 @@ type Config struct {
 	// RetryBase and RetryMax bound the exponential retry backoff:
 	// attempt n waits RetryBase*2^(n-1), at most RetryMax.
 	RetryBase, RetryMax time.Duration
+}
+
+// Extender is implemented by queues whose leases can be prolonged, such as
+// *frontier.Frontier and the storage/postgres and storage/redis queues: a
+// worker whose fetch runs long extends its lease so that the URL is not
+// leased to a second worker. Extend reads the time from Config.Now. Run
+// checks it on queues that implement it.
+type Extender interface {
+	Extend(l *frontier.Lease, ttl time.Duration) error
 }
 
 // Open opens a handle on a crawl state made by New: one crawler process's
@@ -175,6 +189,7 @@ func Run(t *testing.T, newQueue New) {
 		{"Recrawl", testRecrawl},
 		{"FailedAndDone", testFailedAndDone},
 		{"LeaseExpiry", testLeaseExpiry},
+		{"Extend", testExtend},
 		{"SettleErrors", testSettleErrors},
 		{"DrainedAcrossHandles", testDrained},
 		{"NextBlocks", testNextBlocks},
@@ -504,6 +519,45 @@ func testLeaseExpiry(t *testing.T, newQueue New) {
 	}
 	done(t, e, q2, base.Add(leaseTTL+2*delay), again, frontier.Success(0))
 	drained(t, q1, base.Add(leaseTTL+time.Hour))
+}
+
+// testExtend: an extended lease outlives LeaseTTL on every handle and
+// settles normally; settled, expired and nil leases cannot be extended.
+func testExtend(t *testing.T, newQueue New) {
+	const delay = time.Second
+	e := setup(t, newQueue, delay)
+	q1, q2 := e.handle(), e.handle()
+	x, ok := q1.(Extender)
+	if !ok {
+		t.Skipf("%T does not implement queuetest.Extender", q1)
+	}
+	add(t, q1, entry("a.test", "/1", 0), entry("a.test", "/2", 0))
+	l := lease(t, q1, base)
+	at := base.Add(leaseTTL - 10*time.Second)
+	e.clock.Set(at)
+	if err := x.Extend(l, 10*time.Minute); err != nil {
+		t.Fatalf("Extend before expiry: %v", err)
+	}
+	if want := at.Add(10 * time.Minute); !l.Expires.Equal(want) {
+		t.Fatalf("Expires after Extend: base+%v, want base+%v", l.Expires.Sub(base), want.Sub(base))
+	}
+	// Past the original expiry, neither the URL nor its host is leased.
+	later := base.Add(leaseTTL + delay + time.Second)
+	none(t, q1, later)
+	none(t, q2, later)
+	done(t, e, q1, base.Add(5*time.Minute), l, frontier.Success(0))
+	if err := x.Extend(l, time.Minute); !errors.Is(err, frontier.ErrLeaseSettled) {
+		t.Fatalf("Extend of a settled lease: %v, want ErrLeaseSettled", err)
+	}
+	// A lease that ran out cannot be extended.
+	l2 := lease(t, q2, base.Add(5*time.Minute+delay))
+	e.clock.Set(l2.Expires.Add(time.Second))
+	if err := x.Extend(l2, time.Minute); !errors.Is(err, frontier.ErrLeaseExpired) {
+		t.Fatalf("Extend of an expired lease: %v, want ErrLeaseExpired", err)
+	}
+	if err := x.Extend(nil, time.Minute); !errors.Is(err, frontier.ErrForeignLease) {
+		t.Fatalf("Extend(nil): %v, want ErrForeignLease", err)
+	}
 }
 
 // testSettleErrors: Done rejects nil leases, unknown outcomes (leaving the

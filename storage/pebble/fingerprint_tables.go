@@ -76,9 +76,10 @@ func (s *FingerprintTables) PutRows(rows []simhash.Row) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return 0, ErrClosed
 	}
+	defer s.db.end()
 	for _, r := range rows {
 		if err := checkTable(r.Table); err != nil {
 			return 0, fmt.Errorf("pebble: fingerprint tables put: %w", err)
@@ -131,13 +132,17 @@ func (s *FingerprintTables) PutRows(rows []simhash.Row) (int, error) {
 }
 
 // ScanRows implements simhash.TableStore with one iterator for all probes.
+// fn runs while the scan holds the DB, so DB.Close waits for it: fn must
+// not call Close, and a store operation fn makes once Close has begun
+// returns ErrClosed.
 func (s *FingerprintTables) ScanRows(probes []simhash.Probe, fn func(i int, fp, id uint64) bool) (err error) {
 	if len(probes) == 0 {
 		return nil
 	}
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	for _, p := range probes {
 		if err := checkTable(p.Table); err != nil {
 			return fmt.Errorf("pebble: fingerprint tables scan: %w", err)
@@ -198,9 +203,10 @@ func upperBound(hi, lo *[10]byte) []byte {
 
 // Count implements simhash.TableStore: one point read.
 func (s *FingerprintTables) Count() (int, error) {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return 0, ErrClosed
 	}
+	defer s.db.end()
 	n, err := s.readCount()
 	if err != nil {
 		return 0, fmt.Errorf("pebble: fingerprint tables count: %w", err)

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	cpebble "github.com/cockroachdb/pebble"
-
 	"github.com/crawlkit/crawlkit/simhash"
 )
 
@@ -26,9 +24,10 @@ func (db *DB) FingerprintStore() *FingerprintStore { return &FingerprintStore{db
 
 // Put implements simhash.Store.
 func (s *FingerprintStore) Put(entries []simhash.Entry) error {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	b := s.db.pdb.NewBatch()
 	defer b.Close()
 	var k [17]byte
@@ -46,32 +45,12 @@ func (s *FingerprintStore) Put(entries []simhash.Entry) error {
 	return nil
 }
 
-// ForEach implements simhash.Store, in ascending fingerprint order.
+// ForEach implements simhash.Store, in ascending fingerprint order. It
+// does not hold the DB while fn runs, so fn may use the store or close
+// the DB (ForEach then returns ErrClosed); entries put during the walk may
+// or may not be visited.
 func (s *FingerprintStore) ForEach(fn func(simhash.Entry) error) error {
-	if s.db.isClosed() {
-		return ErrClosed
-	}
-	it, err := s.db.pdb.NewIter(&cpebble.IterOptions{
-		LowerBound: []byte{prefixFingerprints},
-		UpperBound: prefixUpperBound(prefixFingerprints),
+	return s.db.forEachKey([]byte{prefixFingerprints}, prefixUpperBound(prefixFingerprints), 17, "fingerprint scan", func(k []byte) error {
+		return fn(simhash.Entry{Fingerprint: binary.BigEndian.Uint64(k[1:]), ID: binary.BigEndian.Uint64(k[9:])})
 	})
-	if err != nil {
-		return fmt.Errorf("pebble: fingerprint scan: %w", err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != 17 {
-			it.Close()
-			return fmt.Errorf("pebble: fingerprint scan: malformed key %x", k)
-		}
-		e := simhash.Entry{Fingerprint: binary.BigEndian.Uint64(k[1:]), ID: binary.BigEndian.Uint64(k[9:])}
-		if err := fn(e); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("pebble: fingerprint scan: %w", err)
-	}
-	return nil
 }

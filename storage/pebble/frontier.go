@@ -36,9 +36,10 @@ func (s *FrontierStore) Write(ctx context.Context, muts []frontier.Mutation) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	size := 0
 	for i := range muts {
 		size += len(muts[i].Key) + len(muts[i].Value) + 16
@@ -75,9 +76,10 @@ func (s *FrontierStore) Scan(ctx context.Context, start, end []byte, limit int) 
 	if limit <= 0 {
 		return nil, fmt.Errorf("pebble: frontier scan: limit %d is not positive", limit)
 	}
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return nil, ErrClosed
 	}
+	defer s.db.end()
 	lower := prefixed(prefixFrontier, start)
 	upper := prefixUpperBound(prefixFrontier)
 	if end != nil {

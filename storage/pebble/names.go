@@ -48,9 +48,10 @@ func (s *NameStore) Put(id uint64, name string) error {
 	if len(name) > MaxNameBytes {
 		return fmt.Errorf("%w: %d bytes for id %016x, limit %d", ErrNameTooLong, len(name), id, MaxNameBytes)
 	}
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	if err := s.db.pdb.Set(nameKey(id), []byte(name), cpebble.NoSync); err != nil {
 		return fmt.Errorf("pebble: name put: %w", err)
 	}
@@ -59,9 +60,10 @@ func (s *NameStore) Put(id uint64, name string) error {
 
 // Get returns the name recorded for id and whether there is one.
 func (s *NameStore) Get(id uint64) (string, bool, error) {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return "", false, ErrClosed
 	}
+	defer s.db.end()
 	v, closer, err := s.db.pdb.Get(nameKey(id))
 	if errors.Is(err, cpebble.ErrNotFound) {
 		return "", false, nil

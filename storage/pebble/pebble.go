@@ -18,6 +18,7 @@
 package pebble
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -57,8 +58,16 @@ type DB struct {
 	writeOpts *cpebble.WriteOptions
 	dir       string
 
-	mu     sync.Mutex
-	closed bool
+	// use is read-locked by every operation of the component stores for
+	// as long as it uses pdb (with the iterators and batches it opens),
+	// and write-locked by Close, which never unlocks it. Operations only
+	// try the read lock (begin): once Close has begun they fail with
+	// ErrClosed instead of waiting, so an operation made from within
+	// another (a callback) cannot deadlock against a waiting Close.
+	use sync.RWMutex
+
+	closeMu sync.Mutex // serializes Close
+	closed  bool       // under closeMu
 }
 
 // Open opens (creating if needed) the Pebble directory dir.
@@ -89,15 +98,22 @@ func (db *DB) CacheBytes() int64 { return db.cache.MaxSize() }
 // Dir returns the directory the DB was opened on.
 func (db *DB) Dir() string { return db.dir }
 
-// Close flushes and closes the DB. Stores taken from it must not be used
-// afterwards. Close is idempotent.
+// Close flushes and closes the DB. It waits for the operations of the
+// DB's stores already in progress to end; operations begun later, and
+// every operation after Close, fail with ErrClosed. A store callback that
+// runs while its operation holds the DB (FingerprintTables.ScanRows' fn)
+// must therefore not call Close, which would wait for it forever; a
+// ForEach callback holds nothing and may. Close is idempotent and safe
+// for concurrent use: a call made while another is closing the DB waits
+// for it to finish and returns nil.
 func (db *DB) Close() error {
-	db.mu.Lock()
-	defer db.mu.Unlock()
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
 	if db.closed {
 		return nil
 	}
 	db.closed = true
+	db.use.Lock() // never unlocked: the DB stays closed
 	err := db.pdb.Close()
 	db.cache.Unref()
 	if err != nil {
@@ -106,11 +122,81 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// isClosed reports whether Close has been called.
-func (db *DB) isClosed() bool {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.closed
+// begin starts an operation on pdb, which must call end when it no longer
+// uses pdb or anything opened from it. It reports false, starting
+// nothing, once Close has begun: the operation must then return
+// ErrClosed.
+func (db *DB) begin() bool { return db.use.TryRLock() }
+
+// end ends an operation started by begin.
+func (db *DB) end() { db.use.RUnlock() }
+
+// forEachChunk is how many keys forEachKey reads under one hold of the DB.
+const forEachChunk = 1024
+
+// forEachKey calls fn for every key k with lower <= k < upper, in
+// ascending order; every such key must be keyLen bytes long, and k is
+// valid only during the call. It reads up to forEachChunk keys with one
+// iterator while holding the DB, then calls fn for them with the DB let
+// go, so fn may take long or use the DB (even close it) without holding
+// up Close. A walk is therefore not one snapshot: it sees once every key
+// stored before it began and not deleted since, and may or may not see
+// keys written during it. It returns fn's first error, ErrClosed if the
+// DB is closed before the walk ends, or an error starting "pebble: "
+// followed by what.
+func (db *DB) forEachKey(lower, upper []byte, keyLen int, what string, fn func(k []byte) error) error {
+	from := bytes.Clone(lower)
+	var buf []byte
+	for {
+		var more bool
+		var err error
+		buf, more, err = db.readKeys(buf[:0], from, upper, keyLen, what)
+		if err != nil {
+			return err
+		}
+		for k := buf; len(k) > 0; k = k[keyLen:] {
+			if err := fn(k[:keyLen]); err != nil {
+				return err
+			}
+		}
+		if !more {
+			return nil
+		}
+		// The next chunk starts right after the last key read: at that
+		// key followed by a zero byte.
+		from = append(append(from[:0], buf[len(buf)-keyLen:]...), 0)
+	}
+}
+
+// readKeys appends to buf up to forEachChunk keys k with lower <= k <
+// upper, in ascending order, and reports whether there are more.
+func (db *DB) readKeys(buf, lower, upper []byte, keyLen int, what string) (_ []byte, more bool, err error) {
+	if !db.begin() {
+		return buf, false, ErrClosed
+	}
+	defer db.end()
+	it, err := db.pdb.NewIter(&cpebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return buf, false, fmt.Errorf("pebble: %s: %w", what, err)
+	}
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n == forEachChunk {
+			more = true
+			break
+		}
+		k := it.Key()
+		if len(k) != keyLen {
+			it.Close()
+			return buf, false, fmt.Errorf("pebble: %s: malformed key %x", what, k)
+		}
+		buf = append(buf, k...)
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return buf, false, fmt.Errorf("pebble: %s: %w", what, err)
+	}
+	return buf, more, nil
 }
 
 // prefixed returns a new key made of prefix followed by key.

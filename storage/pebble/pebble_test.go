@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"testing"
 )
@@ -22,8 +23,8 @@ func TestOpenCloseReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if !db.isClosed() {
-		t.Fatal("isClosed() = false after Close")
+	if _, _, err := db.NameStore().Get(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("NameStore.Get after Close: %v, want ErrClosed", err)
 	}
 
 	db, err = Open(dir, Options{})

@@ -27,9 +27,10 @@ func (db *DB) RobotsStore() *RobotsStore { return &RobotsStore{db: db} }
 
 // Get implements robots.Store.
 func (s *RobotsStore) Get(ctx context.Context, origin string) (robots.Record, bool, error) {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return robots.Record{}, false, ErrClosed
 	}
+	defer s.db.end()
 	if err := ctx.Err(); err != nil {
 		return robots.Record{}, false, err
 	}
@@ -52,9 +53,10 @@ func (s *RobotsStore) Get(ctx context.Context, origin string) (robots.Record, bo
 // Put implements robots.Store. The write is synced unless the DB was opened
 // with NoSync.
 func (s *RobotsStore) Put(ctx context.Context, origin string, rec robots.Record) error {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

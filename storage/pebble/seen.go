@@ -34,9 +34,10 @@ func seenKey(key uint64) []byte {
 
 // Contains implements bloom.Store.
 func (s *SeenStore) Contains(key uint64) (bool, error) {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return false, ErrClosed
 	}
+	defer s.db.end()
 	_, closer, err := s.db.pdb.Get(seenKey(key))
 	if errors.Is(err, cpebble.ErrNotFound) {
 		return false, nil
@@ -50,9 +51,10 @@ func (s *SeenStore) Contains(key uint64) (bool, error) {
 
 // Add implements bloom.Store.
 func (s *SeenStore) Add(key uint64) error {
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	if err := s.db.pdb.Set(seenKey(key), nil, s.db.writeOpts); err != nil {
 		return fmt.Errorf("pebble: seen add: %w", err)
 	}
@@ -62,12 +64,26 @@ func (s *SeenStore) Add(key uint64) error {
 // AddBatch records several keys in one synced write: one fsync instead of
 // one per key, for a page's worth of links.
 func (s *SeenStore) AddBatch(keys []uint64) error {
+	return s.addBatch(keys, s.db.writeOpts)
+}
+
+// AddLazy records keys without waiting for them to reach the disk. Pebble
+// writes its log in order, so they become durable with the next synced
+// write to the DB, by any of its stores (a frontier settlement, say); a
+// crash before that loses them. It is for keys whose loss costs a
+// duplicate fetch, not a missed URL.
+func (s *SeenStore) AddLazy(keys []uint64) error {
+	return s.addBatch(keys, cpebble.NoSync)
+}
+
+func (s *SeenStore) addBatch(keys []uint64, wo *cpebble.WriteOptions) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if s.db.isClosed() {
+	if !s.db.begin() {
 		return ErrClosed
 	}
+	defer s.db.end()
 	b := s.db.pdb.NewBatch()
 	defer b.Close()
 	for _, k := range keys {
@@ -75,38 +91,18 @@ func (s *SeenStore) AddBatch(keys []uint64) error {
 			return fmt.Errorf("pebble: seen batch: %w", err)
 		}
 	}
-	if err := b.Commit(s.db.writeOpts); err != nil {
+	if err := b.Commit(wo); err != nil {
 		return fmt.Errorf("pebble: seen batch: %w", err)
 	}
 	return nil
 }
 
 // ForEach implements bloom.Store: it calls fn for every stored key in
-// ascending order.
+// ascending order. It does not hold the DB while fn runs, so fn may use
+// the store or close the DB (ForEach then returns ErrClosed); keys added
+// during the walk may or may not be visited.
 func (s *SeenStore) ForEach(fn func(key uint64) error) error {
-	if s.db.isClosed() {
-		return ErrClosed
-	}
-	it, err := s.db.pdb.NewIter(&cpebble.IterOptions{
-		LowerBound: []byte{prefixSeen},
-		UpperBound: prefixUpperBound(prefixSeen),
+	return s.db.forEachKey([]byte{prefixSeen}, prefixUpperBound(prefixSeen), 9, "seen scan", func(k []byte) error {
+		return fn(binary.BigEndian.Uint64(k[1:]))
 	})
-	if err != nil {
-		return fmt.Errorf("pebble: seen scan: %w", err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != 9 {
-			it.Close()
-			return fmt.Errorf("pebble: seen scan: malformed key %x", k)
-		}
-		if err := fn(binary.BigEndian.Uint64(k[1:])); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("pebble: seen scan: %w", err)
-	}
-	return nil
 }

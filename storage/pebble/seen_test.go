@@ -90,15 +90,24 @@ func TestSeenStoreClosed(t *testing.T) {
 	}
 }
 
-func TestSeenStoreAddBatchSurvivesReopen(t *testing.T) {
+func TestSeenStoreBatchesSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
 	db, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := []uint64{1, 42, 1 << 63, 7}
-	if err := db.SeenStore().AddBatch(keys); err != nil {
+	if err := db.SeenStore().AddBatch(keys[:2]); err != nil {
 		t.Fatal(err)
+	}
+	// Lazy keys reach the disk with the next synced write, or at Close.
+	if err := db.SeenStore().AddLazy(keys[2:]); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if ok, err := db.SeenStore().Contains(k); err != nil || !ok {
+			t.Errorf("key %d before Close: %v, %v", k, ok, err)
+		}
 	}
 	if err := db.SeenStore().AddBatch(nil); err != nil {
 		t.Fatalf("empty batch: %v", err)
@@ -108,6 +117,9 @@ func TestSeenStoreAddBatchSurvivesReopen(t *testing.T) {
 	}
 	if err := db.SeenStore().AddBatch(keys); !errors.Is(err, ErrClosed) {
 		t.Fatalf("AddBatch on a closed DB: %v, want ErrClosed", err)
+	}
+	if err := db.SeenStore().AddLazy(keys); !errors.Is(err, ErrClosed) {
+		t.Fatalf("AddLazy on a closed DB: %v, want ErrClosed", err)
 	}
 	db, err = Open(dir, Options{})
 	if err != nil {

@@ -663,7 +663,8 @@ func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error {
 }
 
 // ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.
-// It returns frontier.ErrLeaseExpired if the lease ran out before now.
+// It returns frontier.ErrLeaseExpired if the lease ran out before now, and
+// frontier.ErrLeaseSettled if it was settled.
 func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, ttl time.Duration) error {
 	if err := q.check(); err != nil {
 		return err
@@ -672,28 +673,36 @@ func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, 
 		return frontier.ErrForeignLease
 	}
 	expires := now.Add(max(ttl, 0)).Truncate(time.Microsecond)
-	var ok bool
+	var ok, settled bool
 	err := retry(ctx, func() error {
-		ok = false
+		ok, settled = false, false
 		return pgx.BeginFunc(ctx, q.db.pool, func(tx pgx.Tx) error {
 			// Host first, as leasing and settling lock.
 			if _, err := tx.Exec(ctx, "SELECT 1 FROM hosts WHERE host = $1 FOR UPDATE", l.Host); err != nil {
 				return err
 			}
+			hash := int64(urlnorm.Key(l.URL))
 			tag, err := tx.Exec(ctx, `UPDATE urls SET lease_expires = $3, next_fetch_at = $3
 				WHERE url_hash = $1 AND lease_id = $2 AND state = 1 AND lease_expires > $4`,
-				int64(urlnorm.Key(l.URL)), int64(l.ID), expires, now)
-			if err != nil || tag.RowsAffected() == 0 {
+				hash, int64(l.ID), expires, now)
+			if err != nil {
 				return err
 			}
+			if tag.RowsAffected() == 0 {
+				return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM urls WHERE url_hash = $1 AND settled_lease = $2)`,
+					hash, int64(l.ID)).Scan(&settled)
+			}
 			ok = true
-			_, err = tx.Exec(ctx, `UPDATE hosts SET lease_expires = $2, polite_at = $2 + expiry_delay
+			_, err = tx.Exec(ctx, `UPDATE hosts SET lease_expires = $2, polite_at = $2::timestamptz + expiry_delay
 				WHERE host = $1 AND lease_id = $3`, l.Host, expires, int64(l.ID))
 			return err
 		})
 	}, "extend")
 	if err != nil {
 		return err
+	}
+	if settled {
+		return fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, l.URL)
 	}
 	if !ok {
 		return fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, l.URL)

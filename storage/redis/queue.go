@@ -582,7 +582,8 @@ func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error {
 }
 
 // ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.
-// It returns frontier.ErrLeaseExpired if the lease ran out before now.
+// It returns frontier.ErrLeaseExpired if the lease ran out before now, and
+// frontier.ErrLeaseSettled if it was settled.
 func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, ttl time.Duration) error {
 	if err := q.check(); err != nil {
 		return err
@@ -595,13 +596,17 @@ func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, 
 	err := retry(ctx, "extend", func() error {
 		var err error
 		code, err = q.db.scripts.extend.Run(ctx, q.db.client, []string{q.db.key("ready")},
-			q.db.prefix, micros(now), strconv.FormatUint(l.ID, 10), micros(expires)).Int64()
+			q.db.prefix, micros(now), strconv.FormatUint(l.ID, 10), micros(expires), urlID(l.URL)).Int64()
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if code != 0 {
+	switch code {
+	case 0:
+	case 2:
+		return fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, l.URL)
+	default:
 		return fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, l.URL)
 	}
 	l.Expires = expires
