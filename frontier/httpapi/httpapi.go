@@ -41,6 +41,11 @@
 // (unavailable) or its store refused a write (store_failed), and the request
 // may be repeated.
 //
+// Each endpoint accepts the one method shown below; another method gets 405
+// method_not_allowed with an Allow header. GET /api/v1/stats also answers
+// HEAD; GET /api/v1/frontier/next does not, since it leases URLs that a
+// HEAD response would never deliver.
+//
 // # Durability
 //
 // A submission answers 202 only after its accepted URLs were written to the
@@ -80,6 +85,12 @@
 // handing it out: disallowed URLs are settled as failed and never handed
 // out, and each URL carries the decision (with the deciding rule) and the
 // host's Crawl-delay, by which the service already spaces the host's leases.
+// While a host's robots.txt is unreachable its URLs are not handed out: the
+// host is blocked until the cache fetches the file again, and the URLs are
+// queued again without counting an attempt, since none was fetched. Once
+// the file has been unreachable for longer than the cache's
+// UnreachableLimit, the cache's Fallback decides as if the file were
+// there: the URLs it disallows are settled as failed.
 // The lease expires at lease_expires_at (Frontier.LeaseTTL, default 5
 // minutes); its unsettled URLs are then queued again.
 //
@@ -105,7 +116,10 @@
 // exponential backoff, at least retry_after seconds) when it is transient:
 // error_kind "network" or "timeout", 408, 425, 429 or 5xx; other 4xx fail
 // the URL for good. A 429 or 503 with retry_after also keeps the whole host
-// waiting that long.
+// waiting that long, from before the result is settled and even if it is
+// not: a throttled fetch may outlast its lease, so the host is blocked as
+// well when the result is skipped or the lease_id is unknown (the host is
+// then read from the result's url).
 //
 //	POST /api/v1/frontier/results
 //

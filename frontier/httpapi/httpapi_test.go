@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -496,5 +497,272 @@ func TestThroughput(t *testing.T) {
 	clk.Advance(20 * time.Second)
 	if tp := s.Stats().Throughput; tp.Current != 0 || tp.Average != 10.0/22 || tp.Peak != 5 {
 		t.Fatalf("after 22 s: %+v", tp)
+	}
+}
+
+// robotsSite is a loopback site whose robots.txt answers 503 while down is
+// set and allows everything otherwise; fetches counts the robots.txt
+// requests.
+type robotsSite struct {
+	*httptest.Server
+	down    atomic.Bool
+	fetches atomic.Int64
+}
+
+func newRobotsSite(t *testing.T) *robotsSite {
+	site := &robotsSite{}
+	site.down.Store(true)
+	site.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" {
+			http.NotFound(w, r) // the tests fetch no page
+			return
+		}
+		site.fetches.Add(1)
+		if site.down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+	}))
+	t.Cleanup(site.Close)
+	return site
+}
+
+// A robots.txt outage does not count as an attempt of the URLs it holds
+// back: after more outages than MaxAttempts the URL is still queued, and it
+// is handed out as a first attempt once the file can be fetched.
+func TestRobotsOutageKeepsAttempts(t *testing.T) {
+	site := newRobotsSite(t)
+	down, robotsFetches := &site.down, &site.fetches
+	clk := newClock()
+	cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Clock: clk.Now,
+		MinRetry: time.Minute, MaxRetry: time.Minute})
+	s, c, _ := newService(t, httpapi.Config{Robots: cache, Now: clk.Now, Delay: -1,
+		Frontier: frontier.Options{MaxAttempts: 2}})
+	ctx := context.Background()
+	page := site.URL + "/page"
+	if r := submit(t, c, page); r.Accepted != 1 || r.Results[0].Normalized != page {
+		t.Fatalf("submit: %+v", r)
+	}
+	const outages = 4
+	for i := range outages {
+		l, err := c.Next(ctx, "w", 10, 0)
+		if err != nil || len(l.URLs) != 0 {
+			t.Fatalf("outage %d: %v %+v", i, err, l)
+		}
+		if n := robotsFetches.Load(); n != int64(i+1) {
+			t.Fatalf("outage %d: %d robots.txt fetches, want %d", i, n, i+1)
+		}
+		st := s.Stats()
+		if f := st.Frontier; f.Retried != 0 || f.Failed != 0 || f.Dropped != 0 || f.Released != uint64(i+1) {
+			t.Fatalf("outage %d counted as an attempt, or not as a release: frontier %+v", i, f)
+		}
+		if st.URLs.Queued != 1 || st.URLs.Retried != 0 || st.URLs.Failed != 0 || st.Errors.Robots != int64(i+1) ||
+			st.Hosts.Blocked != 1 || st.Leased != 0 {
+			t.Fatalf("outage %d: stats %+v", i, st.Snapshot)
+		}
+		clk.Advance(time.Minute) // the cache's next fetch of robots.txt
+	}
+	down.Store(false)
+	l, err := c.Next(ctx, "w", 10, 0)
+	if err != nil || len(l.URLs) != 1 {
+		t.Fatalf("after the outage: %v %+v", err, l)
+	}
+	if u := l.URLs[0]; u.URL != page || u.Attempt != 0 || u.Robots == nil || !u.Robots.Allowed {
+		t.Fatalf("after the outage: %+v %+v", u, u.Robots)
+	}
+}
+
+// Past the cache's UnreachableLimit its Fallback decides: a URL it
+// disallows is settled as failed rather than waiting for robots.txt
+// forever, and a URL it allows is handed out.
+func TestRobotsOutagePastUnreachableLimit(t *testing.T) {
+	for name, fb := range map[string]robots.Fallback{"disallow all": robots.FallbackDisallowAll, "allow all": robots.FallbackAllowAll} {
+		t.Run(name, func(t *testing.T) {
+			site := newRobotsSite(t)
+			clk := newClock()
+			cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Clock: clk.Now,
+				MinRetry: time.Minute, MaxRetry: time.Minute, UnreachableLimit: 3 * time.Minute, Fallback: fb})
+			s, c, _ := newService(t, httpapi.Config{Robots: cache, Now: clk.Now, Delay: -1})
+			ctx := context.Background()
+			page := site.URL + "/page"
+			submit(t, c, page)
+			// Outages at 0, 1 and 2 minutes: deferred.
+			for i := range 3 {
+				if l, err := c.Next(ctx, "w", 10, 0); err != nil || len(l.URLs) != 0 {
+					t.Fatalf("outage %d: %v %+v", i, err, l)
+				}
+				clk.Advance(time.Minute)
+			}
+			if st := s.Stats(); st.URLs.Queued != 1 || st.URLs.Failed != 0 || st.Frontier.Failed != 0 {
+				t.Fatalf("within the limit: %+v", st.Snapshot)
+			}
+			// At 3 minutes the limit is reached.
+			l, err := c.Next(ctx, "w", 10, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := s.Stats()
+			if fb == robots.FallbackAllowAll {
+				if len(l.URLs) != 1 || l.URLs[0].URL != page || l.URLs[0].Attempt != 0 {
+					t.Fatalf("allowed by the fallback: %+v", l)
+				}
+				return
+			}
+			if len(l.URLs) != 0 || st.URLs.Queued != 0 || st.URLs.Failed != 1 || st.URLs.BlockedByRobots != 1 ||
+				st.Frontier.Failed != 1 || st.Frontier.Dropped != 0 || st.Frontier.InMemory != 0 {
+				t.Fatalf("disallowed by the fallback: %+v %+v", l, st)
+			}
+			if rep, err := s.AnalyzeURL(ctx, page); err != nil || rep.State != "blocked" {
+				t.Fatalf("AnalyzeURL: %v %+v", err, rep)
+			}
+		})
+	}
+}
+
+// A 429 with Retry-After blocks the host even when the throttled fetch
+// outlasted its lease and the result itself is not applied.
+func TestRetryAfterOutlastingLease(t *testing.T) {
+	const retryAfter = 3600
+	cases := []struct {
+		name string
+		// late reports the 429 after the lease ran out and checks the
+		// answer.
+		late func(t *testing.T, s *httpapi.Server, c *httpapi.Client, clk *clock, l httpapi.NextResponse)
+	}{
+		{"unknown lease", func(t *testing.T, s *httpapi.Server, c *httpapi.Client, clk *clock, l httpapi.NextResponse) {
+			clk.Advance(61 * time.Second) // the service forgets the batch
+			_, err := c.Results(context.Background(), httpapi.ResultsRequest{LeaseID: l.LeaseID, WorkerID: "w1", Results: []httpapi.Result{
+				{URL: l.URLs[0].URL, Status: httpapi.ResultError, HTTPStatus: http.StatusTooManyRequests, RetryAfter: retryAfter}}})
+			var apiErr *httpapi.APIError
+			if !errors.As(err, &apiErr) || apiErr.Code != httpapi.CodeUnknownLease {
+				t.Fatalf("late result: %v, want unknown_lease", err)
+			}
+		}},
+		{"lease expired", func(t *testing.T, s *httpapi.Server, c *httpapi.Client, clk *clock, l httpapi.NextResponse) {
+			// Expired batches are forgotten at most once a second:
+			// this one is still known when the result comes.
+			clk.Advance(59500 * time.Millisecond)
+			s.Stats()
+			clk.Advance(700 * time.Millisecond)
+			res, err := c.Results(context.Background(), httpapi.ResultsRequest{LeaseID: l.LeaseID, WorkerID: "w1", Results: []httpapi.Result{
+				{URL: l.URLs[0].URL, Status: httpapi.ResultError, HTTPStatus: http.StatusTooManyRequests, RetryAfter: retryAfter}}})
+			if err != nil || res.Processed != 0 || res.Results[0].Error != "lease_expired" {
+				t.Fatalf("late result: %v %+v, want lease_expired", err, res)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Frontier: frontier.Options{LeaseTTL: time.Minute}})
+			submit(t, c, "http://a.test/1", "http://a.test/2")
+			ctx := context.Background()
+			l, err := c.Next(ctx, "w1", 1, 0)
+			if err != nil || len(l.URLs) != 1 {
+				t.Fatalf("Next: %v %+v", err, l)
+			}
+			tc.late(t, s, c, clk, l)
+			until := clk.Now().Add(retryAfter * time.Second)
+			st := s.Stats()
+			if len(st.BlockedHosts) != 1 || st.BlockedHosts[0].Host != "a.test" || !st.BlockedHosts[0].Until.Equal(until) ||
+				st.BlockedHosts[0].Reason != "HTTP 429 Retry-After" {
+				t.Fatalf("blocked hosts: %+v", st.BlockedHosts)
+			}
+			// Past the politeness delay and the lease's expiry, but
+			// within Retry-After.
+			clk.Advance(2 * time.Second)
+			if l, err := c.Next(ctx, "w2", 10, 0); err != nil || len(l.URLs) != 0 {
+				t.Fatalf("leased within Retry-After: %v %+v", err, l)
+			}
+			clk.Advance(until.Sub(clk.Now()))
+			if l, err := c.Next(ctx, "w2", 10, 0); err != nil || len(l.URLs) != 1 || l.URLs[0].URL != "http://a.test/1" {
+				t.Fatalf("after Retry-After: %v %+v", err, l)
+			}
+		})
+	}
+}
+
+// hookStore is a frontier.Store that calls a hook, once set, before every
+// write.
+type hookStore struct {
+	*frontier.MemoryStore
+	hook atomic.Pointer[func()]
+}
+
+func (s *hookStore) Write(ctx context.Context, muts []frontier.Mutation) error {
+	if h := s.hook.Load(); h != nil {
+		(*h)()
+	}
+	return s.MemoryStore.Write(ctx, muts)
+}
+
+// A host throttled by a 429 is blocked before its result is settled, so a
+// Next running while the settlement is written does not lease the host.
+func TestRetryAfterBlocksBeforeSettling(t *testing.T) {
+	clk := newClock()
+	store := &hookStore{MemoryStore: frontier.NewMemoryStore()}
+	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1,
+		Frontier: frontier.Options{Store: store, MaxLeasesPerHost: 2}})
+	submit(t, c, "http://a.test/1", "http://a.test/2")
+	ctx := context.Background()
+	l, err := c.Next(ctx, "w1", 1, 0)
+	if err != nil || len(l.URLs) != 1 || l.URLs[0].URL != "http://a.test/1" {
+		t.Fatalf("Next: %v %+v", err, l)
+	}
+	var during []httpapi.NextResponse
+	hook := func() {
+		r, err := s.Next(ctx, "w2", 10, 0)
+		if err != nil {
+			t.Errorf("Next while settling: %v", err)
+		}
+		during = append(during, r)
+	}
+	store.hook.Store(&hook)
+	res, err := c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, WorkerID: "w1", Results: []httpapi.Result{
+		{URL: "http://a.test/1", Status: httpapi.ResultError, HTTPStatus: http.StatusTooManyRequests, RetryAfter: 60}}})
+	store.hook.Store(nil)
+	if err != nil || res.Processed != 1 || res.RetriesScheduled != 1 {
+		t.Fatalf("results: %v %+v", err, res)
+	}
+	if len(during) != 1 || len(during[0].URLs) != 0 {
+		t.Fatalf("leased while the 429 was being settled: %+v", during)
+	}
+	clk.Advance(time.Minute)
+	if l, err := c.Next(ctx, "w2", 10, 0); err != nil || len(l.URLs) == 0 {
+		t.Fatalf("after Retry-After: %v %+v", err, l)
+	}
+}
+
+// HEAD is refused where GET has side effects: a HEAD of /next would lease
+// URLs and send none of them.
+func TestHeadMethod(t *testing.T) {
+	s, c, base := newService(t, httpapi.Config{})
+	submit(t, c, "http://a.test/")
+	do := func(method, path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := do(http.MethodHead, "/api/v1/frontier/next?worker_id=w"); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
+		t.Fatalf("HEAD /next: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	if n := s.Frontier().Stats().Leases; n != 0 {
+		t.Fatalf("HEAD /next leased %d URLs", n)
+	}
+	if resp := do(http.MethodHead, "/api/v1/stats"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("HEAD /stats: %d", resp.StatusCode)
+	}
+	if resp := do(http.MethodPost, "/api/v1/stats"); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Fatalf("POST /stats: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	if l, err := c.Next(context.Background(), "w", 10, 0); err != nil || len(l.URLs) != 1 {
+		t.Fatalf("GET /next after HEAD: %v %+v", err, l)
 	}
 }

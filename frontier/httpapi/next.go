@@ -205,14 +205,7 @@ func (s *Server) leaseBatch(ctx context.Context, worker string, n int, now time.
 	s.mu.Lock()
 	s.batches[b.id] = b
 	s.mu.Unlock()
-	c.mu.Lock()
-	wk := c.worker(worker, now)
-	wk.leased += int64(len(b.items))
-	c.leased += int64(len(b.items))
-	for _, l := range b.items {
-		c.activeHosts[l.Host]++
-	}
-	c.mu.Unlock()
+	c.leasedTo(worker, b, now)
 	if len(resp.URLs) == 0 {
 		return resp, next, again, nil
 	}
@@ -232,8 +225,13 @@ func (s *Server) band(l *frontier.Lease) int {
 
 // checkRobots asks robots.txt about every lease. Disallowed URLs are settled
 // as failed; URLs of hosts whose robots.txt is unreachable (RFC 9309
-// §2.3.1.4: assume complete disallow) are retried after the cache's next
-// fetch of the file, and their host is blocked until then.
+// §2.3.1.4: assume complete disallow) are deferred (see deferLease): their
+// host is blocked until the cache's next fetch of the file and they are
+// queued again without counting an attempt, since they were never fetched.
+// Once the file has been unreachable for longer than the cache's
+// UnreachableLimit, the cache's Fallback decides for good: a URL it
+// disallows is settled as failed like any disallowed URL, so a host whose
+// robots.txt never comes back does not keep its URLs forever.
 func (s *Server) checkRobots(ctx context.Context, ls []leased, now time.Time) {
 	sem := make(chan struct{}, robotsParallel)
 	var wg sync.WaitGroup
@@ -279,17 +277,21 @@ func (s *Server) checkRobotsOne(ctx context.Context, it *leased, now time.Time) 
 		s.polite.set(l.Host, it.delay)
 	}
 	switch {
-	case d.Reason == robots.ReasonUnreachable:
+	case d.Reason == robots.ReasonUnreachable && !pol.FetchInfo().Fallback:
 		until := pol.FetchInfo().Expires
 		if !until.After(now) {
 			until = now.Add(time.Minute)
 		}
 		s.f.BlockHost(l.Host, until)
 		s.stats.block(l.Host, "robots.txt unreachable", until)
-		s.settleInternal(l, frontier.Retry(until.Sub(now)), now, "robots.txt unreachable", "robots")
+		s.deferLease(l, now, "robots.txt unreachable", "robots")
 		it.drop = true
 	case !d.Allowed:
-		s.settleInternal(l, frontier.Failed(), now, "disallowed by robots.txt: "+d.Rule.String(), "robots")
+		why := "disallowed by robots.txt: " + d.Rule.String()
+		if d.Reason == robots.ReasonUnreachable {
+			why = "robots.txt unreachable for longer than the cache's limit; its fallback disallows everything"
+		}
+		s.settleInternal(l, frontier.Failed(), now, why, "robots")
 		s.stats.mu.Lock()
 		s.stats.urls.BlockedByRobots++
 		s.stats.mu.Unlock()
@@ -330,6 +332,29 @@ func (s *Server) settleInternal(l *frontier.Lease, o frontier.Outcome, now time.
 	}
 	c.mu.Unlock()
 	s.hist.Fetched(dashboard.FetchRecord{URL: l.URL, Host: l.Host, Time: now, Error: why, Category: category, Outcome: outcome})
+}
+
+// deferLease gives l back to the frontier unsettled (frontier.ReleaseAt),
+// for a URL the service did not hand out for a reason that is not the URL's
+// fault (its host's robots.txt is unreachable), and keeps the counters: the
+// URL is queued again with its attempt count unchanged. The caller blocks
+// the host first, so the URL waits for the end of the block. category is
+// the error category counted.
+func (s *Server) deferLease(l *frontier.Lease, now time.Time, why, category string) {
+	err := s.f.ReleaseAt(now, l)
+	if err != nil && !errors.Is(err, frontier.ErrLeaseExpired) {
+		// ErrClosed: nothing to keep count of.
+		s.cfg.Logger.Error("httpapi: deferring a lease", "url", l.URL, "err", err)
+		return
+	}
+	// Either way the URL is queued again: it is released now, or its
+	// lease already expired.
+	c := s.stats
+	c.mu.Lock()
+	countCategory(&c.errs, category)
+	c.queueLocked(s.band(l), 1)
+	c.mu.Unlock()
+	s.hist.Fetched(dashboard.FetchRecord{URL: l.URL, Host: l.Host, Time: now, Error: why, Category: category, Outcome: OutcomeRetry})
 }
 
 func countCategory(e *dashboard.ErrorCounts, category string) {

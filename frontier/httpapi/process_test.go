@@ -349,7 +349,11 @@ func TestTwoWorkerProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	cache := robots.NewCache(robots.Config{Client: web.Client(), UserAgent: "crawlkit/1.0", MinRetry: 20 * time.Millisecond, MaxRetry: 100 * time.Millisecond})
+	// The web has a host whose robots.txt is always unavailable: its URLs
+	// wait for the file until the cache gives up on it and its fallback
+	// disallows them, which lets the crawl drain.
+	cache := robots.NewCache(robots.Config{Client: web.Client(), UserAgent: "crawlkit/1.0", MinRetry: 20 * time.Millisecond, MaxRetry: 100 * time.Millisecond,
+		UnreachableLimit: 300 * time.Millisecond, Fallback: robots.FallbackDisallowAll})
 	s, err := httpapi.New(httpapi.Config{
 		Token: token, Robots: cache, Traps: trap.New(trap.Config{}), Delay: -1,
 		Frontier: frontier.Options{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/dashboard"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 // Limits of one result.
@@ -165,6 +166,9 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	b := s.batches[req.LeaseID]
 	if b == nil {
 		s.mu.Unlock()
+		// The fetch may have outlasted its lease because the host
+		// throttled it: its Retry-After holds all the same.
+		s.throttle(req.Results, nil, now)
 		return ResultsResponse{}, fmt.Errorf("%w %q (never issued, already settled, or expired)", ErrUnknownLease, req.LeaseID)
 	}
 	if req.WorkerID != "" && req.WorkerID != b.worker {
@@ -178,6 +182,9 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	}
 	s.mu.Unlock()
 	s.stats.seen(worker, now)
+	// Block throttled hosts before any settlement makes them ready again,
+	// and whether or not the settlement is applied.
+	s.throttle(req.Results, leases, now)
 
 	var firstErr error
 	for i := range req.Results {
@@ -222,6 +229,35 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	return resp, firstErr
 }
 
+// throttle blocks the host of every result that is a 429 or 503 with
+// Retry-After until that time has passed: the answer is about the host, so
+// it holds whatever becomes of the lease (settled, expired, unknown).
+// leases[i], if not nil, is the lease of rs[i]; without one the host is
+// taken from the result's URL, normalized as Submit does.
+func (s *Server) throttle(rs []Result, leases []*frontier.Lease, now time.Time) {
+	for i := range rs {
+		r := &rs[i]
+		if r.RetryAfter <= 0 || (r.HTTPStatus != http.StatusTooManyRequests && r.HTTPStatus != http.StatusServiceUnavailable) {
+			continue
+		}
+		var host string
+		if i < len(leases) && leases[i] != nil {
+			host = leases[i].Host
+		} else {
+			norm, err := s.norm.Normalize(r.URL)
+			if err != nil {
+				continue // never submitted in this form: no host to block
+			}
+			if host, err = urlnorm.HostOf(norm); err != nil {
+				continue
+			}
+		}
+		until := now.Add(time.Duration(min(r.RetryAfter, maxRetryAfter.Seconds()) * float64(time.Second)))
+		s.f.BlockHost(host, until)
+		s.stats.block(host, fmt.Sprintf("HTTP %d Retry-After", r.HTTPStatus), until)
+	}
+}
+
 // forget removes a settled (or expired) lease from its batch and the
 // service's bookkeeping.
 func (s *Server) forget(id string, l *frontier.Lease, settled bool) {
@@ -259,12 +295,6 @@ func (s *Server) record(worker string, l *frontier.Lease, r *Result, o frontier.
 		if l.Attempt+1 >= s.maxTries {
 			outcome = OutcomeFailed // the frontier drops it
 		}
-	}
-	// A 429 or 503 with Retry-After asks the whole host to wait.
-	if r.RetryAfter > 0 && (r.HTTPStatus == http.StatusTooManyRequests || r.HTTPStatus == http.StatusServiceUnavailable) {
-		until := now.Add(time.Duration(min(r.RetryAfter, maxRetryAfter.Seconds()) * float64(time.Second)))
-		s.f.BlockHost(l.Host, until)
-		s.stats.block(l.Host, fmt.Sprintf("HTTP %d Retry-After", r.HTTPStatus), until)
 	}
 	c := s.stats
 	c.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +75,10 @@ type Config struct {
 	// Robots, if set, is consulted for every leased URL: disallowed URLs
 	// are settled as failed (counted as blocked by robots) instead of
 	// being handed out, hosts with an unreachable robots.txt are left
-	// alone until it is fetched again, and Crawl-delay spaces the
+	// alone until it is fetched again (their URLs are queued again
+	// without counting an attempt, so an outage never drops them; past
+	// the cache's UnreachableLimit its Fallback decides, and URLs it
+	// disallows are settled as failed), and Crawl-delay spaces the
 	// host's leases.
 	Robots *robots.Cache
 	// Agent is the robots.txt product token. Empty means DefaultAgent.
@@ -294,24 +298,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid bearer token")
 		return
 	}
-	var want string
+	// HEAD is allowed only where GET has no side effects: a HEAD of
+	// /next would lease URLs whose response body is never sent.
+	var allow []string
 	var h func(http.ResponseWriter, *http.Request)
 	switch r.URL.Path {
 	case "/api/v1/frontier/urls":
-		want, h = http.MethodPost, s.serveSubmit
+		allow, h = []string{http.MethodPost}, s.serveSubmit
 	case "/api/v1/frontier/next":
-		want, h = http.MethodGet, s.serveNext
+		allow, h = []string{http.MethodGet}, s.serveNext
 	case "/api/v1/frontier/results":
-		want, h = http.MethodPost, s.serveResults
+		allow, h = []string{http.MethodPost}, s.serveResults
 	case "/api/v1/stats":
-		want, h = http.MethodGet, s.serveStats
+		allow, h = []string{http.MethodGet, http.MethodHead}, s.serveStats
 	default:
 		writeError(w, http.StatusNotFound, CodeNotFound, "no endpoint "+r.URL.Path)
 		return
 	}
-	if r.Method != want && !(want == http.MethodGet && r.Method == http.MethodHead) {
-		w.Header().Set("Allow", want)
-		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.URL.Path+" accepts "+want+" only")
+	if !slices.Contains(allow, r.Method) {
+		methods := strings.Join(allow, ", ")
+		w.Header().Set("Allow", methods)
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.URL.Path+" accepts "+methods+" only")
 		return
 	}
 	if s.isClosed() {

@@ -66,12 +66,24 @@ func (c *counters) queueLocked(band int, delta int64) {
 	c.bands[band] = max(c.bands[band]+delta, 0)
 }
 
-// worker returns the state of worker id, creating it. Requires c.mu.
+// worker returns the state of worker id, creating it, or nil if the table
+// is full and holds no idle worker to evict. Requires c.mu.
+//
+// The table is bounded by maxWorkers. A new worker that finds it full
+// evicts the least recently seen idle workers (pruneWorkersLocked); workers
+// holding leases are never evicted, so their counts stay right until their
+// leases are settled or expire. If every tracked worker holds a lease, the
+// new worker is not tracked: its leases still count in c.leased, but not on
+// the worker list (a later request of it that finds room adds it with the
+// leases taken from then on).
 func (c *counters) worker(id string, now time.Time) *workerState {
 	w, ok := c.workers[id]
 	if !ok {
 		if len(c.workers) >= maxWorkers {
 			c.pruneWorkersLocked()
+			if len(c.workers) >= maxWorkers {
+				return nil
+			}
 		}
 		w = &workerState{}
 		c.workers[id] = w
@@ -82,8 +94,9 @@ func (c *counters) worker(id string, now time.Time) *workerState {
 	return w
 }
 
-// pruneWorkersLocked forgets the least recently seen half of the workers
-// holding no lease.
+// pruneWorkersLocked forgets the least recently seen half (rounded up) of
+// the workers holding no lease; none if every worker holds one. Requires
+// c.mu.
 func (c *counters) pruneWorkersLocked() {
 	type idle struct {
 		id   string
@@ -96,7 +109,7 @@ func (c *counters) pruneWorkersLocked() {
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].seen.Before(list[j].seen) })
-	for _, it := range list[:len(list)/2+1] {
+	for _, it := range list[:(len(list)+1)/2] {
 		delete(c.workers, it.id)
 	}
 }
@@ -104,8 +117,22 @@ func (c *counters) pruneWorkersLocked() {
 // seen marks a worker as alive without a lease change.
 func (c *counters) seen(id string, now time.Time) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.worker(id, now)
-	c.mu.Unlock()
+}
+
+// leasedTo counts the leases of a batch handed to worker at now.
+func (c *counters) leasedTo(worker string, b *batch, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := int64(len(b.items))
+	if w := c.worker(worker, now); w != nil {
+		w.leased += n
+	}
+	c.leased += n
+	for _, l := range b.items {
+		c.activeHosts[l.Host]++
+	}
 }
 
 // block records that host may not be fetched before until.
@@ -231,7 +258,7 @@ func (s *Server) snapshot(now time.Time) Stats {
 		Hosts: fs.Hosts, InMemory: fs.InMemory, Delayed: fs.Delayed, Leased: fs.Leased,
 		Added: fs.Added, Leases: fs.Leases, Succeeded: fs.Succeeded, NotModified: fs.NotModified,
 		Retried: fs.Retried, Failed: fs.Failed, Dropped: fs.Dropped, Recrawls: fs.Recrawls,
-		Expired: fs.Expired, Corrupt: fs.Corrupt,
+		Expired: fs.Expired, Released: fs.Released, Corrupt: fs.Corrupt,
 	}
 	return st
 }

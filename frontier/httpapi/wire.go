@@ -181,7 +181,9 @@ type Stats struct {
 	Frontier FrontierStats `json:"frontier"`
 }
 
-// FrontierStats mirrors frontier.Stats.
+// FrontierStats mirrors frontier.Stats. Released counts the leases of URLs
+// held back while their host's robots.txt was unreachable: the service gives
+// those back unsettled, which counts no attempt.
 type FrontierStats struct {
 	Hosts       int    `json:"hosts"`
 	InMemory    int    `json:"in_memory"`
@@ -196,6 +198,7 @@ type FrontierStats struct {
 	Dropped     uint64 `json:"dropped"`
 	Recrawls    uint64 `json:"recrawls"`
 	Expired     uint64 `json:"expired"`
+	Released    uint64 `json:"released"`
 	Corrupt     uint64 `json:"corrupt"`
 }
 
