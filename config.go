@@ -127,19 +127,26 @@ type Config struct {
 	// not followed.
 	FollowNofollow bool
 	// SkipDuplicateLinks does not follow the links of pages whose content
-	// is a near-duplicate of a page already fetched. By default they are
-	// followed.
+	// is a near-duplicate of another page already fetched. By default they
+	// are followed.
 	SkipDuplicateLinks bool
 	// NearDuplicateBits is the SimHash distance at or under which a page
 	// is a near-duplicate of an earlier one (default 3, at most 4;
-	// negative turns near-duplicate detection off).
+	// negative turns near-duplicate detection off). A page's fingerprint
+	// is indexed at its first fetch in a Run, unless it is a duplicate; a
+	// page fetched again (Recrawl, a retry) is compared with the other
+	// pages' fingerprints, never its own, and its index entry keeps the
+	// first fetch's fingerprint.
 	NearDuplicateBits int
 	// SitemapSeeds also seeds the crawl with the page URLs of the sitemaps
-	// listed in the seeds' robots.txt files.
+	// listed in the seeds' robots.txt files. Sitemaps are fetched like
+	// media; one larger than MaxMediaBytes is skipped, with a warning.
 	SitemapSeeds bool
 	// MediaTypes lists the content types of media links (images, video,
-	// audio, documents found in img, source, video, audio, embed and
-	// object elements) to fetch, such as "image/*" or "application/pdf".
+	// audio and embedded documents: the src and srcset of img and source
+	// elements, the src of video, audio and embed elements and the poster
+	// of video elements; object elements are not read) to fetch, such as
+	// "image/*" or "application/pdf".
 	// Media links are always recorded on the Page; by default none is
 	// fetched. MaxMediaBytes bounds a media body (default 50 MiB).
 	MediaTypes    []string
@@ -210,8 +217,14 @@ type Config struct {
 	// and returns when ctx is done or MaxPages is reached.
 	Recrawl frontier.Schedule
 	// Trap configures spider-trap detection. The Crawler judges each URL
-	// once (its seen set answers the rest), so it always sets
-	// DistinctCandidates: the detector keeps counts, not a key per URL.
+	// once (its seen set answers the rest) and reports each page's content
+	// to the detector once per Run, at the page's first fetch with text, so
+	// it always sets DistinctCandidates: the detector keeps counts, not a
+	// key per URL. A page fetched again (Recrawl, a retry after a Handler
+	// error) is not reported again, so it does not count as another URL
+	// serving its own content; a page whose content changes is judged by
+	// its first content. Content is reported only with near-duplicate
+	// detection on (NearDuplicateBits not negative).
 	Trap trap.Config
 	// Render, if set, renders the pages whose links need JavaScript in a
 	// headless browser and follows the rendered DOM's links (see

@@ -38,6 +38,11 @@ var errOutOfScope = errors.New("crawlkit: redirect target out of scope")
 // not allow.
 var errRobots = errors.New("crawlkit: redirect target disallowed by robots.txt")
 
+// analyzedFalsePositiveRate is the rate at which the set of analyzed URLs
+// takes a first fetch for a refetch, which then is neither indexed for
+// near-duplicates nor reported to the trap detector.
+const analyzedFalsePositiveRate = 1e-4
+
 // maxDuplicateURLs bounds the fingerprint-id-to-URL map that names the page
 // a near-duplicate duplicates.
 const maxDuplicateURLs = 1 << 20
@@ -52,6 +57,8 @@ const maxDuplicateURLs = 1 << 20
 // Crawler's own seen set only filters URLs this process has added before.
 // NextAt must report a zero time only when nothing is queued and nothing is
 // leased by any process, so that every process sees the end of the crawl.
+// The Crawler logs an error of Next or NextAt and asks again after a
+// backoff (100 ms, doubling up to 10 s), so a Queue may fail for a while.
 type Queue interface {
 	Add(entries ...frontier.Entry) error
 	Next(ctx context.Context) (*frontier.Lease, error)
@@ -77,6 +84,10 @@ type Crawler struct {
 
 	started atomic.Pointer[time.Time]
 	ran     atomic.Bool
+	// opened is set once Run's open has set up the fields below, so that
+	// Stats, which may run at the same time, reads front only after it
+	// was written.
+	opened atomic.Bool
 
 	// Set up by Run.
 	db            *pebble.DB
@@ -92,6 +103,9 @@ type Crawler struct {
 	index         *simhash.Index
 	traps         *trap.Detector
 	extractor     extract.Options
+	// analyzed holds the keys of the URLs whose content analyze has
+	// fingerprinted in this Run (see analyze).
+	analyzed *bloom.Set
 
 	pagesStarted atomic.Int64
 	limitReached atomic.Bool
@@ -153,7 +167,7 @@ func (cr *Crawler) Stats() Stats {
 		started = *p
 	}
 	var queued int64
-	if cr.front != nil && cr.ran.Load() {
+	if cr.opened.Load() {
 		fs := cr.front.Stats()
 		queued = int64(fs.InMemory + fs.Leased)
 	}
@@ -176,6 +190,7 @@ func (cr *Crawler) Run(ctx context.Context) (err error) {
 		cr.closeAll()
 		return err
 	}
+	cr.opened.Store(true)
 	defer func() {
 		if cerr := cr.closeAll(); err == nil {
 			err = cerr
@@ -367,9 +382,15 @@ func (cr *Crawler) open() error {
 				return err
 			}
 		}
+		// At 10^-4 (19 bits per URL), one first fetch in 10 000 is taken
+		// for a refetch and goes unindexed (see analyze).
+		if cr.analyzed, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs, FalsePositiveRate: analyzedFalsePositiveRate}); err != nil {
+			return fmt.Errorf("crawlkit: analyzed-page set: %w", err)
+		}
 	}
 	// Only URLs the seen set has not admitted reach the detector, and each
-	// fetched page is reported once, so it need not remember URL keys.
+	// fetched page is reported once (analyze keeps refetches from it), so
+	// it need not remember URL keys.
 	tc := cfg.Trap
 	tc.DistinctCandidates = true
 	cr.traps = trap.New(tc)
@@ -463,7 +484,7 @@ func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
 }
 
 // addSeeds queues the seeds (and, with SitemapSeeds, the pages their
-// robots.txt sitemaps list).
+// robots.txt sitemaps list, normalized like links).
 func (cr *Crawler) addSeeds(ctx context.Context) error {
 	var entries []frontier.Entry
 	var keys []uint64
@@ -498,6 +519,9 @@ func (cr *Crawler) addSitemapSeeds(ctx context.Context) error {
 	}
 	w := sitemap.Walker{
 		Fetch: cr.fetchSitemap,
+		// A sitemap's fetch may wait for its host's politeness delay,
+		// up to MaxCrawlDelay, on top of the transfer.
+		DocumentTimeout: sitemap.DefaultDocumentTimeout + 2*cr.cfg.MaxCrawlDelay,
 		OnError: func(sitemapURL string, err error) {
 			cr.cfg.Logger.Warn("sitemap skipped", "url", sitemapURL, "err", err)
 		},
@@ -505,7 +529,14 @@ func (cr *Crawler) addSitemapSeeds(ctx context.Context) error {
 	var entries []frontier.Entry
 	var keys []uint64
 	_, err := w.Walk(ctx, sources, func(_ string, e sitemap.Entry) error {
-		fe, key, ok := cr.admitURL(e.URL, "", 0, &Link{})
+		// Sitemap URLs are not normalized: normalize them as links are,
+		// so that the seen set and the frontier see one spelling. One
+		// that does not normalize is dropped, as such a link is.
+		n, err := urlnorm.Normalize(e.URL)
+		if err != nil {
+			return nil
+		}
+		fe, key, ok := cr.admitURL(n, "", 0, &Link{})
 		if ok {
 			entries = append(entries, fe)
 			keys = append(keys, key)
@@ -532,6 +563,12 @@ func (cr *Crawler) fetchSitemap(ctx context.Context, rawURL string) (io.ReadClos
 	if resp.StatusCode != http.StatusOK {
 		return nil, &sitemap.StatusError{URL: rawURL, StatusCode: resp.StatusCode}
 	}
+	if resp.Truncated {
+		// Cut at MaxMediaBytes: the parser would read a clean end in the
+		// middle of an entry, and a text sitemap's last URL would be a
+		// prefix of the real one.
+		return nil, fmt.Errorf("%w: %s is over MaxMediaBytes (%d)", sitemap.ErrTooLarge, rawURL, cr.cfg.MaxMediaBytes)
+	}
 	return io.NopCloser(bytes.NewReader(resp.Body)), nil
 }
 
@@ -548,7 +585,7 @@ func (cr *Crawler) worker(leaseCtx, workCtx context.Context, stop context.Cancel
 		default:
 			// A shared Queue can fail for a while (a database restarting):
 			// wait and ask again rather than lose the worker.
-			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
+			backoff = queueBackoff(backoff)
 			cr.cfg.Logger.Warn("leasing from the frontier failed; retrying", "err", err, "in", backoff)
 			t := time.NewTimer(backoff)
 			select {
@@ -565,6 +602,12 @@ func (cr *Crawler) worker(leaseCtx, workCtx context.Context, stop context.Cancel
 	}
 }
 
+// queueBackoff returns the wait before asking a failing Queue again after
+// waiting d: 100 ms, doubling up to 10 s.
+func queueBackoff(d time.Duration) time.Duration {
+	return min(max(2*d, 100*time.Millisecond), 10*time.Second)
+}
+
 // monitor ends the crawl when the frontier is drained: no worker busy,
 // nothing leased, and nothing that will become ready without a new Add.
 func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.CancelFunc, drained chan<- struct{}) {
@@ -572,6 +615,10 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 	defer tick.Stop()
 	poll := time.NewTicker(50 * time.Millisecond)
 	defer poll.Stop()
+	// After a NextAt error the monitor asks again from retryAt on, as the
+	// workers do after a Next error, keeping its ticks meanwhile.
+	var backoff time.Duration
+	var retryAt time.Time
 	for {
 		select {
 		case <-leaseCtx.Done():
@@ -591,9 +638,22 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 		if cr.busy.Load() != 0 || cr.front.Stats().Leased != 0 {
 			continue
 		}
+		if !retryAt.IsZero() && time.Now().Before(retryAt) {
+			continue
+		}
 		l, at, err := cr.front.NextAt(cr.cfg.Now())
-		if err != nil {
+		switch {
+		case err == nil:
+			backoff, retryAt = 0, time.Time{}
+		case errors.Is(err, frontier.ErrClosed):
 			return
+		default:
+			// A shared Queue can fail for a while: the end of the crawl
+			// is noticed once it answers again.
+			backoff = queueBackoff(backoff)
+			retryAt = time.Now().Add(backoff)
+			cr.cfg.Logger.Warn("asking the frontier for ready URLs failed; retrying", "err", err, "in", backoff)
+			continue
 		}
 		if l != nil {
 			// Became ready just now: fetch it here.
@@ -671,6 +731,10 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 	cr.stats.fetched.Add(1)
 	cr.stats.bytes.Add(int64(len(resp.Body)))
 	cr.stats.wireBytes.Add(resp.WireBytes)
+	if len(resp.Redirects) > 0 {
+		// Before the page's links are followed: it may link to itself.
+		cr.markRedirectTarget(l, resp.FinalURL)
+	}
 
 	page := &Page{
 		URL:           l.URL,
@@ -752,6 +816,34 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 		cr.stats.failed.Add(1)
 	}
 	return outcome, true
+}
+
+// markRedirectTarget records the URL a redirected fetch of l ended at as
+// seen, through the checks a link to it passes (scope, depth, trap, seen
+// set), so that links found later do not fetch it again: its content is
+// handled as l's page. It is not queued. A target that was seen already
+// (queued from a link before) is fetched under its own URL as well; one
+// that fails the checks is not recorded.
+func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) {
+	if final == nil {
+		return
+	}
+	n, err := urlnorm.Normalize(final.String())
+	if err != nil || n == l.URL {
+		return
+	}
+	_, key, ok := cr.admitURL(n, l.URL, l.Depth, &Link{})
+	if !ok {
+		return
+	}
+	// Recorded on disk without a sync of its own: the synced write that
+	// settles l makes it durable, and a crash before that fetches l, and
+	// so the target, again.
+	if cr.seenStore != nil && cr.cfg.Queue == nil {
+		if err := cr.seenStore.AddLazy([]uint64{key}); err != nil {
+			cr.cfg.Logger.Warn("seen store", "err", err)
+		}
+	}
 }
 
 // checkRobots applies robots.txt to a lease. done reports that the lease is
@@ -887,36 +979,61 @@ func (cr *Crawler) wantMedia(ct string) bool {
 
 // analyze extracts the page's links, text and metadata, fingerprints it and
 // checks for near-duplicates. It reports whether the page's links must not
-// be followed because the trap detector stopped its pattern.
+// be followed: the trap detector stopped its pattern, or it is a
+// near-duplicate and Config.SkipDuplicateLinks is set.
+//
+// A URL's content is indexed and reported to the trap detector once per
+// Run, at its first fetch with text: the detector counts each report as
+// another URL, so a page fetched again (Recrawl, a retry after a Handler
+// error, a lease that ran out) would count as a repeat of itself. The
+// analyzed set tells a refetch (up to its false-positive rate, 10^-4, which
+// makes that share of first fetches go unindexed and unreported). A refetch's links are judged
+// one by one, as every link is, but not stopped as a whole by a verdict on
+// its own pattern. A refetch is still compared with the index, but never
+// with its own entry, and adds none: the index keeps the URL's first
+// fingerprint, so it does not grow with refetches.
 func (cr *Crawler) analyze(p *Page) (stopLinks bool) {
 	cr.extractPage(p)
 	if cr.index == nil || p.Text == "" {
 		return false
 	}
 	p.Fingerprint = simhash.Fingerprint(p.Text)
+	id := urlnorm.Key(p.URL)
+	refetch, _ := cr.analyzed.TestAndAddKey(id)
 	matches, err := cr.index.AppendNearErr(nil, p.Fingerprint)
 	if err != nil {
 		cr.cfg.Logger.Warn("fingerprint index", "url", p.URL, "err", err)
 	}
-	if len(matches) > 0 {
-		best := matches[0]
-		for _, m := range matches[1:] {
-			if m.Distance < best.Distance {
-				best = m
-			}
+	var best *simhash.Match
+	indexed := false // the index holds this URL's content already
+	for i, m := range matches {
+		switch {
+		case m.ID == id:
+			indexed = true
+		case best == nil || m.Distance < best.Distance:
+			best = &matches[i]
 		}
+	}
+	switch {
+	case best != nil:
 		p.DuplicateOf = cr.nameOf(best.ID)
 		p.Distance = best.Distance
 		cr.stats.duplicates.Add(1)
-	} else {
-		id := urlnorm.Key(p.URL)
-		if err := cr.index.Add(p.Fingerprint, id); err != nil {
-			cr.cfg.Logger.Warn("fingerprint index", "err", err)
+	case !refetch:
+		// A first fetch whose own entry is in the index already (from an
+		// earlier Run on this DataDir, or another process sharing the
+		// FingerprintStore) keeps that entry.
+		if !indexed {
+			if err := cr.index.Add(p.Fingerprint, id); err != nil {
+				cr.cfg.Logger.Warn("fingerprint index", "err", err)
+			}
 		}
 		cr.rememberName(id, p.URL)
 	}
-	if v := cr.traps.Observe(p.URL, p.Fingerprint); v.Rejected() {
-		return true
+	if !refetch {
+		if v := cr.traps.Observe(p.URL, p.Fingerprint); v.Rejected() {
+			return true
+		}
 	}
 	return p.DuplicateOf != "" && cr.cfg.SkipDuplicateLinks
 }

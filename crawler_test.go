@@ -596,3 +596,88 @@ func TestMaxPagesCountsFetchesNotBlockedURLs(t *testing.T) {
 		t.Errorf("server saw %d page requests, want 25", n)
 	}
 }
+
+// nextAtFailingQueue fails its first NextAt calls, as a shared queue does
+// during a short outage.
+type nextAtFailingQueue struct {
+	*frontier.Frontier
+	failures atomic.Int32
+	answered atomic.Int32 // NextAt calls answered after the failures
+}
+
+func (q *nextAtFailingQueue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
+	if q.failures.Add(-1) >= 0 {
+		return nil, time.Time{}, errors.New("queue unavailable")
+	}
+	q.answered.Add(1)
+	return q.Frontier.NextAt(now)
+}
+
+// TestMonitorSurvivesQueueErrors fails the NextAt calls by which Run learns
+// that the crawl is drained: Run asks again and ends by itself.
+func TestMonitorSurvivesQueueErrors(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 2, PagesPerHost: 4, Seed: 29, Agent: "crawlkit-test", NoTraps: true,
+		CrawlDelay: 20 * time.Millisecond})
+	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q := &nextAtFailingQueue{Frontier: f}
+	q.failures.Store(2)
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.Queue = q
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A crawl whose end goes unnoticed runs until ctx ends: the deadline
+	// only keeps such a failure from taking the whole test timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatalf("Run: %v, want the drained crawl to end by itself", err)
+	}
+	if q.failures.Load() > 0 || q.answered.Load() == 0 {
+		t.Fatalf("%d NextAt failures left, %d calls answered after them", max(q.failures.Load(), 0), q.answered.Load())
+	}
+	if missing := web.TruthFor("crawlkit-test", 0).Missing(log.urls()); len(missing) > 0 {
+		t.Errorf("%d pages missing: %v", len(missing), missing)
+	}
+}
+
+// TestStatsWhileRunStarts reads Stats from another goroutine while Run sets
+// the crawler up and crawls, as a dashboard started before Run does. The
+// race detector (go test -race) checks the reads.
+func TestStatsWhileRunStarts(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 1, PagesPerHost: 3, Seed: 31, Agent: "crawlkit-test", NoTraps: true})
+	var log pageLog
+	c, err := crawlkit.New(crawlConfig(web, &log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			_ = c.Stats()
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	err = c.Run(context.Background())
+	close(done)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Stats(); s.URLs.Fetched == 0 || s.URLs.Queued != 0 {
+		t.Errorf("stats after the crawl: %+v", s.URLs)
+	}
+}

@@ -14,7 +14,12 @@ import (
 // the Crawler does not touch it afterwards.
 type Page struct {
 	// URL is the normalized URL that was leased from the frontier;
-	// FinalURL is the one that answered, after redirects.
+	// FinalURL is the one that answered, after redirects, as the last hop
+	// gave it (not normalized); links are resolved against it. A page
+	// reached by redirects is handed on under URL, and its normalized
+	// FinalURL is marked as seen, so that a link to it found later does
+	// not fetch it again. One found before, and queued already, does: one
+	// of the two pages is then usually flagged DuplicateOf the other.
 	URL, FinalURL string
 	// Depth is the number of links followed from a seed.
 	Depth int
@@ -44,13 +49,15 @@ type Page struct {
 	// directives for this crawler.
 	Noindex, Nofollow bool
 
-	// Fingerprint is the SimHash of Text. DuplicateOf is the URL of an
-	// earlier page whose fingerprint is within Config.NearDuplicateBits
-	// (empty if none). With a DataDir the URLs of fingerprinted pages are
-	// kept on disk; without one, in a bounded map, and DuplicateOf is
-	// "(forgotten)" when the crawl has fetched so many pages since that the
-	// map no longer names the original (or, with a DataDir, when a crash
-	// lost its name). Distance is that page's distance in bits.
+	// Fingerprint is the SimHash of Text. DuplicateOf is the URL of
+	// another, earlier page whose fingerprint is within
+	// Config.NearDuplicateBits (empty if none): a page fetched again is
+	// not a duplicate of its own earlier fetch. With a DataDir the URLs
+	// of fingerprinted pages are kept on disk; without one, in a bounded
+	// map, and DuplicateOf is "(forgotten)" when the crawl has fetched so
+	// many pages since that the map no longer names the original (or,
+	// with a DataDir, when a crash lost its name). Distance is that
+	// page's distance in bits.
 	Fingerprint uint64
 	DuplicateOf string
 	Distance    int

@@ -30,8 +30,9 @@ type Stats struct {
 
 // URLStats counts URLs.
 type URLStats struct {
-	// Discovered counts distinct URLs accepted into the crawl (seeds and
-	// links that passed normalization, scope, depth and trap checks).
+	// Discovered counts distinct URLs accepted into the crawl (seeds,
+	// sitemap URLs, links and redirect targets that passed normalization,
+	// scope, depth and trap checks).
 	Discovered int64 `json:"discovered"`
 	// Queued is the number of URLs waiting in the frontier's memory or
 	// leased now.
@@ -44,8 +45,9 @@ type URLStats struct {
 	Failed     int64 `json:"failed"`
 	// Retried counts fetches put back to be tried again.
 	Retried int64 `json:"retried"`
-	// Duplicates counts pages whose content was a near-duplicate of an
-	// earlier page.
+	// Duplicates counts fetched pages whose content was a near-duplicate
+	// of another, earlier page (a page fetched again is not a duplicate of
+	// itself).
 	Duplicates int64 `json:"duplicate_content"`
 	// BlockedByRobots counts URLs robots.txt did not allow.
 	BlockedByRobots int64 `json:"blocked_by_robots"`
