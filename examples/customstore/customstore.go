@@ -5,7 +5,8 @@
 //   - FileStore, a frontier.Store kept in one append-only file, so that a
 //     Frontier survives restarts without a database;
 //   - DedupQueue, a crawlkit.Queue made of a frontier.Frontier and a set of
-//     URLs, the smallest Queue that satisfies Config.Queue's contract.
+//     URLs, the smallest Queue that satisfies Config.Queue's contract, with
+//     the set kept in a second store so that it survives restarts too.
 //
 // # Step 1: read the contract
 //
@@ -29,10 +30,29 @@
 // Write appends the record and syncs the file before it touches memory, so
 // an acknowledged batch survives kill -9; a crash in the middle of an append
 // leaves a torn last record, which Open detects (short, or wrong checksum)
-// and cuts off, so a batch is applied whole or not at all. Memory is updated
+// and cuts off, so a batch is applied whole or not at all. Open also syncs
+// the log's directory, so that a newly created log survives a machine crash.
+// Memory is updated
 // under a write lock that Scan shares, which makes batches atomic to
 // readers. The log only grows; a real adapter would rewrite it (compact)
 // when it holds much more than the live keys.
+//
+// A torn record must only ever be the last one: Open stops replaying at the
+// first record it cannot read and drops everything after it. So when an
+// append fails without a crash (a full disk, an I/O error), Write truncates
+// the file back to the end of the last complete record before it returns the
+// error, and the next record goes there. If even the truncation fails, the
+// store refuses every later Write with ErrBroken until it is reopened.
+//
+// DedupQueue's seen set has to be as durable as its frontier: a durable
+// frontier deletes a URL's keys when the URL is finished, so after a restart
+// only the seen set knows it was crawled, and a set held only in memory
+// would let a resumed crawl queue every finished URL again. The frontier's
+// Store cannot hold the set (a Frontier owns its Store's whole key space),
+// so DedupQueue keeps one key per URL in a store of its own, a second
+// FileStore, and reads them back when it is made. It writes the frontier
+// first and the seen store second: a crash between the two can make a URL
+// be fetched twice after the restart, but never lost.
 //
 // # Step 3: prove it
 //
@@ -55,8 +75,15 @@
 //
 // # Step 4: plug it in
 //
-//	f, err := frontier.New(frontier.Options{Store: s})          // a durable frontier
-//	c, err := crawlkit.New(crawlkit.Config{Queue: q, ...})      // a Queue for the crawler
+//	s, err := customstore.OpenFileStore(filepath.Join(dir, "frontier.log"))
+//	f, err := frontier.New(frontier.Options{Store: s}) // a durable frontier
+//
+//	seen, err := customstore.OpenFileStore(filepath.Join(dir, "seen.log"))
+//	q, err := customstore.NewDedupQueue(frontier.Options{Store: s}, seen)
+//	c, err := crawlkit.New(crawlkit.Config{Queue: q, ...}) // a durable Queue for the crawler
+//
+// (Use f or q, not both: two frontiers must not share a Store.) Close the
+// queue or frontier before the stores it was made on.
 //
 // The backends that ship with crawlkit (storage/pebble, storage/postgres,
 // storage/redis) pass the same kits.

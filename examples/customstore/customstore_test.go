@@ -36,13 +36,83 @@ func TestDedupQueueConformance(t *testing.T) {
 		q, err := customstore.NewDedupQueue(frontier.Options{
 			Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
-		})
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { q.Close() })
 		return func() crawlkit.Queue { return q }
 	})
+}
+
+// TestDedupQueueRestart checks that a URL finished before a restart is
+// dropped when it is added again after it: the seen set is durable, like the
+// frontier.
+func TestDedupQueueRestart(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	const done, fresh = "http://example.test/", "http://other.test/"
+
+	h := openQueue(t, dir, now)
+	if err := h.q.Add(frontier.Entry{URL: done}); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := h.q.NextAt(now)
+	if err != nil || l == nil || l.URL != done {
+		t.Fatalf("NextAt = %v, %v; want a lease of %s", l, err, done)
+	}
+	if err := h.q.DoneAt(now, l, frontier.Success(0)); err != nil {
+		t.Fatal(err)
+	}
+	h.close(t)
+
+	h = openQueue(t, dir, now)
+	defer h.close(t)
+	if err := h.q.Add(frontier.Entry{URL: done}, frontier.Entry{URL: fresh}); err != nil {
+		t.Fatal(err)
+	}
+	// Long after any politeness delay, only the fresh URL is leased.
+	later := now.Add(time.Hour)
+	l, _, err = h.q.NextAt(later)
+	if err != nil || l == nil || l.URL != fresh {
+		t.Fatalf("NextAt = %v, %v; want a lease of %s", l, err, fresh)
+	}
+	if l, _, err := h.q.NextAt(later); err != nil || l != nil {
+		t.Fatalf("NextAt = %v, %v; want nothing (%s was finished before the restart)", l, err, done)
+	}
+}
+
+// queueHandle is a DedupQueue with the two stores it was opened on.
+type queueHandle struct {
+	front, seen *customstore.FileStore
+	q           *customstore.DedupQueue
+}
+
+// openQueue opens a DedupQueue over a FileStore frontier in dir, with its
+// seen set in a second FileStore, on a clock stopped at now.
+func openQueue(t *testing.T, dir string, now time.Time) *queueHandle {
+	t.Helper()
+	h := &queueHandle{}
+	var err error
+	if h.front, err = customstore.OpenFileStore(filepath.Join(dir, "frontier.log")); err != nil {
+		t.Fatal(err)
+	}
+	if h.seen, err = customstore.OpenFileStore(filepath.Join(dir, "seen.log")); err != nil {
+		t.Fatal(err)
+	}
+	opts := frontier.Options{Store: h.front, Now: func() time.Time { return now }}
+	if h.q, err = customstore.NewDedupQueue(opts, h.seen); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// close closes the queue and then its stores.
+func (h *queueHandle) close(t *testing.T) {
+	t.Helper()
+	if err := errors.Join(h.q.Close(), h.front.Close(), h.seen.Close()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestFileStoreTornTail simulates a crash in the middle of an append: the

@@ -9,6 +9,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -23,17 +25,34 @@ var ErrClosed = errors.New("customstore: store is closed")
 // checksum but cannot be decoded (a log written by something else).
 var ErrCorrupt = errors.New("customstore: corrupt log record")
 
+// ErrBroken is wrapped by the errors of every Write after an append failed
+// and its partial record could not be cut off the log. Appending after those
+// bytes would put acknowledged batches past the torn record, where Open stops
+// replaying, so the store refuses to; reopening it cuts the torn record off.
+var ErrBroken = errors.New("customstore: log has a torn record that could not be removed; reopen the store")
+
 // maxRecord bounds one log record, so that a damaged length field cannot
 // make Open allocate without bound.
 const maxRecord = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// logFile is the part of *os.File that FileStore uses after Open. Tests
+// replace it with a wrapper that fails on demand.
+type logFile interface {
+	WriteAt(p []byte, off int64) (int, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+}
+
 // FileStore is a frontier.Store in one append-only log file (see the
 // package documentation for the format). It is safe for concurrent use.
 type FileStore struct {
 	mu     sync.RWMutex
-	f      *os.File
+	f      logFile
+	size   int64    // end of the last complete record: where the next one goes
+	broken error    // set when a torn record could not be removed
 	keys   []string // sorted
 	vals   map[string][]byte
 	closed bool
@@ -66,11 +85,28 @@ func OpenFileStore(path string) (*FileStore, error) {
 			return nil, fmt.Errorf("customstore: cutting the torn tail of %s: %w", path, err)
 		}
 	}
-	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
+	// O_CREATE may just have created the file: sync its directory so that
+	// the file's name survives a machine crash along with its contents.
+	// (Syncing on every open also covers a crash right after a creation.)
+	if err := syncDir(filepath.Dir(path)); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("customstore: %w", err)
+		return nil, fmt.Errorf("customstore: syncing the directory of %s: %w", path, err)
 	}
+	s.size = int64(good)
 	return s, nil
+}
+
+// syncDir makes the creation of a file in dir durable. Windows cannot sync
+// a directory, and does not need to.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // replay applies the complete records of data and returns the length of
@@ -196,16 +232,36 @@ func (s *FileStore) Write(ctx context.Context, muts []frontier.Mutation) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if _, err := s.f.Write(rec); err != nil {
-		return fmt.Errorf("customstore: appending: %w", err)
+	if s.broken != nil {
+		return s.broken
+	}
+	if _, err := s.f.WriteAt(rec, s.size); err != nil {
+		return s.cutTail(fmt.Errorf("customstore: appending: %w", err))
 	}
 	if err := s.f.Sync(); err != nil {
-		return fmt.Errorf("customstore: syncing: %w", err)
+		return s.cutTail(fmt.Errorf("customstore: syncing: %w", err))
 	}
+	s.size += int64(len(rec))
 	// The record holds copies of the slices (Write must not retain muts);
 	// apply clones the values it keeps.
 	s.apply(muts)
 	return nil
+}
+
+// cutTail handles a failed append, whose error is err: part of the record
+// may be in the file. It truncates the file back to the end of the last
+// complete record, so that the next record follows it directly. (The next
+// Write's Sync makes the truncation durable; a crash before it leaves the
+// torn bytes at the end of the log, where Open cuts them off.) If the
+// truncation fails, the store is marked broken: a record appended after the
+// torn bytes would be lost, with every later one, when Open replays the log.
+// s.mu is held for writing.
+func (s *FileStore) cutTail(err error) error {
+	if terr := s.f.Truncate(s.size); terr != nil {
+		s.broken = fmt.Errorf("%w: %w (cutting it off: %w)", ErrBroken, err, terr)
+		return s.broken
+	}
+	return err
 }
 
 // Scan returns up to limit pairs with start <= key < end (end nil: no upper

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -83,6 +85,36 @@ func FetchStats(ctx context.Context, client *http.Client, statsURL string) (craw
 		return s, fmt.Errorf("distributed: %s: %w", statsURL, err)
 	}
 	return s, nil
+}
+
+// StatsURL returns the /stats URL of the member's stats server. It is an
+// error if the member published no stats address, or one that names no
+// machine (0.0.0.0, :: or no host, as nodes listening on all interfaces
+// published before -advertise): dialled, such an address reaches the
+// local machine, whichever node published it.
+func (m MemberInfo) StatsURL() (string, error) {
+	if m.HTTP == "" {
+		return "", fmt.Errorf("distributed: node %s publishes no stats address", m.ID)
+	}
+	host, _, err := net.SplitHostPort(m.HTTP)
+	if err != nil {
+		return "", fmt.Errorf("distributed: node %s: stats address %q: %w", m.ID, m.HTTP, err)
+	}
+	if unspecifiedHost(host) {
+		return "", fmt.Errorf("distributed: node %s publishes the stats address %s, which names no machine (start it with -advertise)", m.ID, m.HTTP)
+	}
+	return "http://" + m.HTTP + "/stats", nil
+}
+
+// unspecifiedHost reports whether host, of a host:port, names no machine:
+// empty or an unspecified address (0.0.0.0, ::), as a listener on all
+// interfaces reports it.
+func unspecifiedHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsUnspecified()
 }
 
 // Members reads the live members of a crawl from its membership bucket,

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +28,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // RunCommand is the crawl node command (cmd/crawlnode): it parses args,
 // serves the node's statistics if -http is given (printing "http ADDR" on
-// stdout once listening), runs the node until the crawl is finished or ctx
-// ends, and prints the final Stats as one JSON line prefixed "stats ".
+// stdout once listening) and publishes their address for crawlstats (see
+// advertiseAddr), runs the node until the crawl is finished or ctx ends,
+// and prints the final Stats as one JSON line prefixed "stats ".
 // It lives in this package so that tests can run the very same node in a
 // child process.
 func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,7 +51,8 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxDepth := fs.Int("max-depth", 0, "follow links at most this deep (0: no limit)")
 	scope := fs.String("scope", "host", "links to follow: host, domain or any")
 	dataDir := fs.String("data-dir", "", "directory for this node's robots.txt and fingerprint stores (empty: memory)")
-	httpAddr := fs.String("http", "", "serve /stats, /metrics and /queue on this address, e.g. 127.0.0.1:9090")
+	httpAddr := fs.String("http", "", "serve /stats, /metrics and /queue on this address, e.g. 127.0.0.1:9090 or :9090")
+	advertise := fs.String("advertise", "", "host:port other machines reach -http at, published for crawlstats (default: the -http address; this machine's host name and the port if -http listens on all interfaces)")
 	memberTTL := fs.Duration("member-ttl", DefaultMemberTTL, "membership heartbeat TTL")
 	ackWait := fs.Duration("ack-wait", DefaultAckWait, "redelivery time of an unacknowledged URL")
 	hold := fs.Duration("handover-hold", 0, "wait before fetching from a partition taken over (default: -max-crawl-delay)")
@@ -112,6 +115,22 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		dial = routeDialer("."+strings.Trim(strings.ToLower(tld), "."), target)
 	}
 
+	// The stats server listens before the node is made, so that a bad
+	// -http or -advertise stops the command before it connects.
+	var ln net.Listener
+	var advertised string
+	if *httpAddr != "" {
+		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
+			return err
+		}
+		defer ln.Close()
+		if advertised, err = advertiseAddr(ln.Addr().String(), *advertise, os.Hostname); err != nil {
+			return err
+		}
+	} else if *advertise != "" {
+		return errors.New("-advertise needs -http")
+	}
+
 	node, err := NewNode(Config{
 		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
@@ -126,15 +145,11 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if *httpAddr != "" {
-		ln, err := net.Listen("tcp", *httpAddr)
-		if err != nil {
-			return err
-		}
+	if ln != nil {
 		srv := &http.Server{Handler: node.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
-		node.SetHTTPAddr(ln.Addr().String())
+		node.SetHTTPAddr(advertised)
 		fmt.Fprintf(stdout, "http %s\n", ln.Addr())
 	}
 	runErr := node.Run(ctx)
@@ -147,6 +162,52 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	return runErr
+}
+
+// advertiseAddr returns the address a node publishes in the membership
+// bucket for crawlstats to reach its stats server, which listens at listen
+// (the listener's address, port resolved): advertise if given; else listen,
+// if it names a host; else, for a listener on all interfaces (0.0.0.0, ::
+// or no host), the machine's host name with listen's port. It never
+// returns an address that names no machine: dialled from anywhere, such an
+// address reaches the dialler's own machine.
+func advertiseAddr(listen, advertise string, hostname func() (string, error)) (string, error) {
+	if advertise != "" {
+		host, port, err := net.SplitHostPort(advertise)
+		if err != nil {
+			return "", fmt.Errorf("-advertise: %w", err)
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 || unspecifiedHost(host) {
+			return "", fmt.Errorf("-advertise %s: want the host:port other machines reach -http at", advertise)
+		}
+		return advertise, nil
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", err
+	}
+	if !unspecifiedHost(host) {
+		return listen, nil
+	}
+	h, err := hostname()
+	if err == nil && (h == "" || isLocalName(h)) {
+		err = fmt.Errorf("the host name is %q", h)
+	}
+	if err != nil {
+		return "", fmt.Errorf("-http %s listens on all interfaces, and this machine's host name cannot be published for it (%v): give -advertise host:port", listen, err)
+	}
+	return net.JoinHostPort(h, port), nil
+}
+
+// isLocalName reports whether host names the local machine wherever it is
+// resolved: localhost or a loopback address.
+func isLocalName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasPrefix(h, "localhost.") || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // routeDialer dials every host under suffix at target and refuses any

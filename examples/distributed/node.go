@@ -59,8 +59,10 @@ func NewNode(cfg Config) (*Node, error) {
 }
 
 // SetHTTPAddr records the address the node's Handler is served on, so that
-// it is published in the membership bucket for the stats aggregator. Call
-// it before Run.
+// it is published in the membership bucket for the stats aggregator. It
+// must be one other machines can dial: not a listener's address on all
+// interfaces (0.0.0.0 or ::), which the aggregator skips. Call it before
+// Run.
 func (n *Node) SetHTTPAddr(addr string) {
 	n.httpMu.Lock()
 	n.http = addr

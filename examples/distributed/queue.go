@@ -179,6 +179,11 @@ type heldMsg struct {
 	tries  uint64 // deliveries so far
 	leased bool
 	staged bool
+	// attempt is the number of fetches of the message by this
+	// acquisition that had ended in a retry when it was delivered; claim
+	// puts it in the lease (Lease.Attempt, which the Crawler compares
+	// with RobotsRetries and passes to handlers as Page.Attempt).
+	attempt int
 }
 
 // wireEntry is a published URL.
@@ -413,6 +418,9 @@ func (q *Queue) claim(l *frontier.Lease) bool {
 	}
 	h.leased = true
 	p.leased++
+	// The local frontier counts no attempts (every delivery is a fresh
+	// entry there): the lease gets this acquisition's count.
+	l.Attempt = h.attempt
 	q.mu.Unlock()
 	return true
 }
@@ -930,6 +938,9 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		q.log.Debug("dropping a repeated URL", "partition", p.id, "url", e.URL, "seq", seq, "hw", p.hw,
 			"deliveries", md.NumDelivered)
 	}
+	// Attempts are counted by the acquisition (see Done), not taken from
+	// the delivery count, which handovers, fencing and crashes raise too.
+	attempt := p.retries[seq]
 	p.mu.Unlock()
 	if !primary {
 		_ = m.Ack()
@@ -951,7 +962,7 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		q.mu.Unlock()
 		return
 	}
-	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered}
+	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered, attempt: attempt}
 	q.held[e.URL] = h
 	p.nheld++
 	if now := q.now(); p.fetchFrom.After(now) {

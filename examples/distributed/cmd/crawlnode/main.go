@@ -7,6 +7,12 @@
 //	    -crawl news -id node-a -seeds-file seeds.txt -http :9090 \
 //	    -user-agent "mybot/1.0 (+https://example.com/bot)"
 //
+// With -http :9090 (all interfaces) the node publishes its host name and
+// port in the membership bucket, where crawlstats -nats finds it; give
+// -advertise host:port if other machines reach it at another address, or
+// if the host name does not resolve there. A node whose host name is
+// localhost refuses to start without -advertise.
+//
 // Each node exits when the whole crawl is finished; SIGINT or SIGTERM makes
 // it leave gracefully (its partitions are handed to the others at once).
 package main

@@ -5,7 +5,10 @@
 //	crawlstats -nats nats://127.0.0.1:4222 -crawl news
 //	crawlstats http://10.0.0.5:9090/stats http://10.0.0.6:9090/stats
 //
-// It prints one line per node and the sum as JSON.
+// It prints one line per node and the sum as JSON. A node publishes the
+// address given by its -advertise flag, or its -http address (with its host
+// name if -http listens on all interfaces); members that published an
+// address naming no machine, such as [::]:9090, are skipped with a warning.
 package main
 
 import (
@@ -46,9 +49,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, m := range members {
-			if m.HTTP != "" {
-				urls = append(urls, "http://"+m.HTTP+"/stats")
+			if m.HTTP == "" {
+				continue
 			}
+			// A node that published an address naming no machine
+			// (0.0.0.0 or ::) is skipped: dialled here, it would
+			// reach this machine, not that node.
+			u, err := m.StatsURL()
+			if err != nil {
+				fmt.Fprintf(stderr, "crawlstats: skipped: %v\n", err)
+				continue
+			}
+			urls = append(urls, u)
 		}
 	}
 	if len(urls) == 0 {

@@ -1,0 +1,65 @@
+package distributed
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit/frontier"
+)
+
+// TestLeaseAttemptCountsRetries checks that a URL redelivered after a retry
+// comes back in a lease whose Attempt counts the retries (the Crawler
+// compares it with RobotsRetries and hands it to handlers as Page.Attempt),
+// although the local frontier sees every delivery as a new entry.
+func TestLeaseAttemptCountsRetries(t *testing.T) {
+	url := embeddedServer(t, "attempt")
+	cfg, err := Config{NATSURL: url, NodeID: "n1", CrawlID: "attempt", Partitions: 1,
+		MemberTTL: time.Second, AckWait: 30 * time.Second, RetryBase: 10 * time.Millisecond,
+		RetryMax: 50 * time.Millisecond, MaxAttempts: 5}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newTestNode(t, url, cfg)
+	q, p := n.q, n.p
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := q.Add(frontier.Entry{URL: "http://a.test/x", Host: "a.test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.acquire(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	defer q.release(context.Background(), p)
+
+	next := func() *frontier.Lease {
+		var l *frontier.Lease
+		waitFor(t, "a lease", func() bool {
+			var err error
+			if l, _, err = q.NextAt(time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			return l != nil
+		})
+		return l
+	}
+	for want := range 3 {
+		l := next()
+		if l.Attempt != want {
+			t.Fatalf("lease after %d retries: Attempt %d", want, l.Attempt)
+		}
+		if err := q.Done(l, frontier.Retry(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := next()
+	if l.Attempt != 3 {
+		t.Fatalf("lease after 3 retries: Attempt %d", l.Attempt)
+	}
+	if err := q.Done(l, frontier.Success(0)); err != nil {
+		t.Fatal(err)
+	}
+	if s := q.QueueStats(); s.Naked != 3 || s.Acked != 1 {
+		t.Errorf("naked %d, acked %d; want 3, 1", s.Naked, s.Acked)
+	}
+}
