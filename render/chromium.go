@@ -92,6 +92,15 @@ type Config struct {
 
 // Chromium renders pages in a headless Chromium it starts and owns. Create
 // one with New, use it from any number of goroutines, and Close it.
+//
+// If the browser process exits on its own (it crashed, or the kernel killed
+// it for lack of memory), the renders in progress fail with
+// ErrBrowserExited, and the next render starts a new browser with a fresh
+// profile. Start attempts are spaced so that a browser that cannot start
+// is not started in a loop: the next attempt is due 1 s after the last
+// one, twice as long after each failed one, up to 1 min; until it is due,
+// renders fail at once with ErrBrowserExited. PID changes with each new
+// browser.
 type Chromium struct {
 	cfg        Config
 	guard      *fetch.Guard
@@ -99,18 +108,20 @@ type Chromium struct {
 	ownFetcher *fetch.Fetcher
 	skip       map[network.ResourceType]bool
 
-	dir          string
+	exe          string
 	sink         net.Listener
 	escaped      atomic.Int64
 	escMu        sync.Mutex
 	escTargets   []string
-	allocCancel  context.CancelFunc
-	browserStop  context.CancelFunc
-	browser      context.Context // the chromedp context that owns the browser
-	browserPID   int
+	cur          atomic.Pointer[instance] // the browser, running or exited
+	starting     chan struct{}            // held to check or replace cur
+	nextStart    time.Time                // no start attempt before then; under starting
+	backoff      time.Duration            // from one start attempt to the next; under starting
+	startErr     error                    // of the last start attempt; under starting
 	slots        chan struct{}
 	renders      atomic.Int64
 	tabsOpened   atomic.Int64
+	restarts     atomic.Int64   // browsers started after the first exited
 	background   sync.WaitGroup // the sink's accept loop
 	renderers    sync.WaitGroup // Render calls in progress
 	mu           sync.Mutex
@@ -164,7 +175,9 @@ func New(cfg Config) (*Chromium, error) {
 		guard:        fetch.NewGuard(cfg.AllowCIDRs...),
 		fetcher:      cfg.Fetcher,
 		skip:         map[network.ResourceType]bool{},
+		exe:          exe,
 		slots:        make(chan struct{}, cfg.Tabs),
+		starting:     make(chan struct{}, 1),
 		closedSignal: make(chan struct{}),
 	}
 	c.closing, c.stopRenders = context.WithCancel(context.Background())
@@ -178,10 +191,18 @@ func New(cfg Config) (*Chromium, error) {
 		}
 		c.fetcher, c.ownFetcher = f, f
 	}
-	if err := c.start(exe); err != nil {
+	if err := c.startSink(); err != nil {
 		c.Close()
 		return nil, err
 	}
+	inst, err := c.startBrowser(context.Background())
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.cur.Store(inst)
+	c.backoff = restartBackoff
+	c.nextStart = time.Now().Add(c.backoff)
 	return c, nil
 }
 
@@ -195,8 +216,8 @@ func FindBrowser() string {
 	return ""
 }
 
-// start starts the sink and the browser.
-func (c *Chromium) start(exe string) error {
+// startSink starts the proxy sink.
+func (c *Chromium) startSink() error {
 	// The sink is the browser's proxy: every connection the browser opens
 	// by itself (one that interception did not catch) ends here, is
 	// counted and closed. The browser has no other way out.
@@ -210,19 +231,70 @@ func (c *Chromium) start(exe string) error {
 		defer c.background.Done()
 		c.acceptEscapes(sink)
 	}()
+	return nil
+}
 
-	if c.dir, err = os.MkdirTemp("", "crawlkit-render-*"); err != nil {
-		return fmt.Errorf("render: profile directory: %w", err)
+// Spacing of browser start attempts after the browser exited (see
+// Chromium).
+const (
+	restartBackoff    = time.Second
+	maxRestartBackoff = time.Minute
+)
+
+// instance is one browser process.
+type instance struct {
+	ctx         context.Context // the chromedp context that owns the browser
+	kill        context.CancelFunc
+	stopBrowser context.CancelFunc
+	stopAlloc   context.CancelFunc
+	lost        <-chan struct{} // closed when the connection to the browser drops
+	dir         string          // its profile
+	pid         int
+	stopOnce    sync.Once
+	stopErr     error
+}
+
+// exited reports whether the browser process has gone (or its connection,
+// which chromedp answers by killing it).
+func (in *instance) exited() bool {
+	select {
+	case <-in.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop stops the browser, waits for its process to exit, and removes its
+// profile directory. It is safe to call more than once.
+func (in *instance) stop() error {
+	in.stopOnce.Do(func() {
+		in.stopBrowser()
+		in.stopAlloc() // waits for the process to exit
+		in.kill()
+		if err := os.RemoveAll(in.dir); err != nil {
+			in.stopErr = fmt.Errorf("render: removing profile: %w", err)
+		}
+	})
+	return in.stopErr
+}
+
+// startBrowser starts a browser with a profile directory of its own. Ending
+// ctx or Close stops the start.
+func (c *Chromium) startBrowser(ctx context.Context) (*instance, error) {
+	dir, err := os.MkdirTemp("", "crawlkit-render-*")
+	if err != nil {
+		return nil, fmt.Errorf("render: profile directory: %w", err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
+		chromedp.ExecPath(c.exe),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(c.dir),
-		chromedp.ProxyServer("http://" + sink.Addr().String()),
+		chromedp.UserDataDir(dir),
+		chromedp.ProxyServer("http://" + c.sink.Addr().String()),
 		// Without "<-loopback>" Chromium bypasses the proxy for
 		// loopback addresses; with it, those go to the sink too.
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
@@ -258,19 +330,84 @@ func (c *Chromium) start(exe string) error {
 	if c.cfg.UserAgent != "" {
 		opts = append(opts, chromedp.UserAgent(c.cfg.UserAgent))
 	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	c.allocCancel = acancel
-	bctx, bcancel := chromedp.NewContext(actx)
-	c.browser, c.browserStop = bctx, bcancel
 	// The first Do starts the browser and binds its life to bctx (see
-	// chromedp.NewContext), which only Close cancels.
-	if err := chromedp.Do(bctx); err != nil {
-		return fmt.Errorf("render: starting %s: %w", exe, err)
+	// chromedp.NewContext), which only instance.stop cancels; a start
+	// that ctx or Close stops cancels its parent, pctx, without waiting.
+	pctx, kill := context.WithCancel(context.Background())
+	actx, acancel := chromedp.NewExecAllocator(pctx, opts...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	inst := &instance{ctx: bctx, kill: kill, stopBrowser: bcancel, stopAlloc: acancel, dir: dir}
+	stop := context.AfterFunc(ctx, kill)
+	stopOnClose := context.AfterFunc(c.closing, kill)
+	err = chromedp.Do(bctx)
+	if stopped, stoppedOnClose := stop(), stopOnClose(); !stopped || !stoppedOnClose {
+		err = errors.Join(err, context.Canceled)
 	}
-	if p := chromedp.FromContext(bctx).Browser.Process(); p != nil {
-		c.browserPID = p.Pid
+	if err != nil {
+		_ = inst.stop()
+		switch {
+		case c.closing.Err() != nil:
+			return nil, ErrClosed
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("render: starting %s: %w", c.exe, err)
 	}
-	return nil
+	b := chromedp.FromContext(bctx).Browser
+	inst.lost = b.LostConnection
+	if p := b.Process(); p != nil {
+		inst.pid = p.Pid
+	}
+	return inst, nil
+}
+
+// browser returns the running browser. When the last one has exited, it
+// starts a new one if a start attempt is due (see Chromium), and fails with
+// ErrBrowserExited otherwise.
+func (c *Chromium) browser(ctx context.Context) (*instance, error) {
+	select {
+	case c.starting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closedSignal:
+		return nil, ErrClosed
+	}
+	defer func() { <-c.starting }()
+	old := c.cur.Load()
+	if !old.exited() {
+		return old, nil
+	}
+	if wait := time.Until(c.nextStart); wait > 0 {
+		if c.startErr != nil {
+			return nil, fmt.Errorf("%w: next start attempt in %v, the last failed: %w", ErrBrowserExited, wait.Round(time.Millisecond), c.startErr)
+		}
+		return nil, fmt.Errorf("%w: next start attempt in %v", ErrBrowserExited, wait.Round(time.Millisecond))
+	}
+	_ = old.stop() // reaps the process and removes its profile
+	inst, err := c.startBrowser(ctx)
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			// Not the browser's fault, so the wait does not grow; but the
+			// next attempt still waits, or renders whose deadlines are
+			// shorter than the browser's start would each start one and
+			// kill it half-way.
+			c.nextStart = time.Now().Add(c.backoff)
+			return nil, err
+		}
+		c.startErr = err
+		c.backoff = min(2*c.backoff, maxRestartBackoff)
+		c.nextStart = time.Now().Add(c.backoff)
+		return nil, fmt.Errorf("%w: %w", ErrBrowserExited, err)
+	}
+	c.cur.Store(inst)
+	c.restarts.Add(1)
+	c.startErr = nil
+	c.backoff = restartBackoff
+	c.nextStart = time.Now().Add(c.backoff)
+	return inst, nil
 }
 
 // maxEscapeTargets bounds the targets recorded by the proxy sink.
@@ -348,8 +485,13 @@ func (c *Chromium) Escaped() (n int64, targets []string) {
 }
 
 // PID returns the process id of the browser (0 if unknown), for monitoring
-// its memory.
-func (c *Chromium) PID() int { return c.browserPID }
+// its memory. It changes when the browser is restarted after it exited.
+func (c *Chromium) PID() int {
+	if inst := c.cur.Load(); inst != nil {
+		return inst.pid
+	}
+	return 0
+}
 
 // Close stops every render in progress, closes the tabs, stops the browser
 // and removes its profile directory. It is safe to call more than once.
@@ -366,22 +508,14 @@ func (c *Chromium) Close() error {
 		for _, t := range idle {
 			t.close()
 		}
-		if c.browserStop != nil {
-			c.browserStop()
-		}
-		if c.allocCancel != nil {
-			c.allocCancel() // waits for the process to exit
-		}
 		var errs []error
+		if inst := c.cur.Load(); inst != nil {
+			errs = append(errs, inst.stop())
+		}
 		if c.sink != nil {
 			_ = c.sink.Close()
 		}
 		c.background.Wait()
-		if c.dir != "" {
-			if err := os.RemoveAll(c.dir); err != nil {
-				errs = append(errs, fmt.Errorf("render: removing profile: %w", err))
-			}
-		}
 		if c.ownFetcher != nil {
 			errs = append(errs, c.ownFetcher.Close())
 		}
@@ -415,7 +549,7 @@ func (c *Chromium) Render(ctx context.Context, req *Request) (*Result, error) {
 	}
 	defer func() { <-c.slots }()
 
-	t, err := c.takeTab()
+	t, err := c.takeTab(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -428,24 +562,31 @@ func (c *Chromium) Render(ctx context.Context, req *Request) (*Result, error) {
 	return res, err
 }
 
-// takeTab returns an idle tab or opens a new one.
-func (c *Chromium) takeTab() (*tab, error) {
-	c.mu.Lock()
-	if n := len(c.idle); n > 0 {
+// takeTab returns an idle tab or opens a new one. Idle tabs of a browser
+// that has exited are closed.
+func (c *Chromium) takeTab(ctx context.Context) (*tab, error) {
+	for {
+		c.mu.Lock()
+		n := len(c.idle)
+		if n == 0 {
+			c.mu.Unlock()
+			return c.openTab(ctx)
+		}
 		t := c.idle[n-1]
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		return t, nil
+		if !t.inst.exited() {
+			return t, nil
+		}
+		t.close()
 	}
-	c.mu.Unlock()
-	return c.openTab()
 }
 
 // putTab returns a tab to the pool, or closes it when it is worn out or
 // broken.
 func (c *Chromium) putTab(t *tab, healthy bool) {
 	t.renders++
-	if healthy && t.renders < c.cfg.MaxTabRenders {
+	if healthy && t.renders < c.cfg.MaxTabRenders && !t.inst.exited() {
 		c.mu.Lock()
 		if !c.closed {
 			c.idle = append(c.idle, t)
@@ -461,6 +602,7 @@ func (c *Chromium) putTab(t *tab, healthy bool) {
 // interception on.
 type tab struct {
 	c       *Chromium
+	inst    *instance // the browser it is in
 	ctx     context.Context
 	cancel  context.CancelFunc
 	renders int
@@ -471,17 +613,26 @@ type tab struct {
 	wg sync.WaitGroup // the event loops
 }
 
-// openTab opens a tab and starts its event loops.
-func (c *Chromium) openTab() (*tab, error) {
-	tctx, cancel := chromedp.NewContext(c.browser, chromedp.WithNewBrowserContext())
-	t := &tab{c: c, ctx: tctx, cancel: cancel}
+// openTab opens a tab, in a new browser if the last one has exited, and
+// starts its event loops. Ending ctx or Close stops it.
+func (c *Chromium) openTab(ctx context.Context) (*tab, error) {
+	inst, err := c.browser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tctx, cancel := chromedp.NewContext(inst.ctx, chromedp.WithNewBrowserContext())
+	t := &tab{c: c, inst: inst, ctx: tctx, cancel: cancel}
 	// Subscribe before interception is on, so no paused request is
 	// missed.
 	paused := chromedp.Events(tctx, cdpfetch.RequestPaused)
 	dialogs := chromedp.Events(tctx, page.JavascriptDialogOpening)
 	octx, ocancel := context.WithTimeout(tctx, 30*time.Second)
 	defer ocancel()
-	err := chromedp.Do(octx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	stop := context.AfterFunc(ctx, ocancel)
+	defer stop()
+	stopOnClose := context.AfterFunc(c.closing, ocancel)
+	defer stopOnClose()
+	err = chromedp.Do(octx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		if _, err := cdp.Call(ctx, tg, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
 			return err
 		}
@@ -495,6 +646,14 @@ func (c *Chromium) openTab() (*tab, error) {
 	}))
 	if err != nil {
 		cancel()
+		switch {
+		case c.closing.Err() != nil:
+			return nil, ErrClosed
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case inst.exited():
+			return nil, fmt.Errorf("%w: opening a tab: %w", ErrBrowserExited, err)
+		}
 		return nil, fmt.Errorf("render: opening a tab: %w", err)
 	}
 	c.tabsOpened.Add(1)
@@ -617,6 +776,9 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 	}
 	timedOut := false
 	if navErr != nil {
+		if t.inst.exited() && c.closing.Err() == nil {
+			return nil, false, fmt.Errorf("%w: loading %s: %w", ErrBrowserExited, req.URL, navErr)
+		}
 		if rctx.Err() == nil {
 			return nil, false, fmt.Errorf("render: loading %s: %w", req.URL, navErr)
 		}
@@ -634,6 +796,9 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 		if c.closing.Err() != nil {
 			return nil, false, ErrClosed
 		}
+		if t.inst.exited() {
+			return nil, false, fmt.Errorf("%w: rendering %s", ErrBrowserExited, req.URL)
+		}
 		timedOut = true
 	}
 	if !st.served() {
@@ -646,6 +811,9 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 	if err != nil || len(snap) != 3 {
 		if ctx.Err() != nil {
 			return nil, true, ctx.Err()
+		}
+		if t.inst.exited() && c.closing.Err() == nil {
+			return nil, false, fmt.Errorf("%w: reading the DOM of %s: %w", ErrBrowserExited, req.URL, err)
 		}
 		return nil, false, fmt.Errorf("render: reading the DOM of %s: %w", req.URL, err)
 	}

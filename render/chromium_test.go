@@ -469,19 +469,7 @@ func TestNewErrors(t *testing.T) {
 // instead of running to its timeout.
 func TestCloseStopsRenders(t *testing.T) {
 	needBrowser(t)
-	hit := make(chan struct{})
-	var once sync.Once
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte(`<html><body><script src="/never.js"></script><a href="/x">x</a></body></html>`))
-	})
-	mux.HandleFunc("/never.js", func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(hit) })
-		<-r.Context().Done()
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	srv, hit := stallingServer(t)
 	c, err := render.New(render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -497,5 +485,223 @@ func TestCloseStopsRenders(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, render.ErrClosed) {
 		t.Fatalf("render during Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestBrowserExit kills the browser during a render and between renders:
+// the render in progress fails with ErrBrowserExited (not ErrTimeout), and
+// a later render starts a new browser and succeeds.
+func TestBrowserExit(t *testing.T) {
+	needBrowser(t)
+	srv, hit := stallingServer(t)
+	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: time.Minute})
+	ctx := context.Background()
+	if _, err := c.Render(ctx, &render.Request{URL: srv.URL + "/plain"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// During a render.
+	pid := c.PID()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Render(ctx, &render.Request{URL: srv.URL + "/"})
+		done <- err
+	}()
+	<-hit
+	killBrowser(t, pid)
+	if err := <-done; !errors.Is(err, render.ErrBrowserExited) || errors.Is(err, render.ErrTimeout) {
+		t.Fatalf("render during the exit: %v, want ErrBrowserExited", err)
+	}
+	renderAfterExit(t, c, srv.URL+"/plain")
+	if p := c.PID(); p == 0 || p == pid {
+		t.Fatalf("PID %d after the restart, was %d", p, pid)
+	}
+
+	// Between renders.
+	pid = c.PID()
+	killBrowser(t, pid)
+	renderAfterExit(t, c, srv.URL+"/plain")
+	if p := c.PID(); p == 0 || p == pid {
+		t.Fatalf("PID %d after the second restart, was %d", p, pid)
+	}
+}
+
+// TestBrowserRestartBackoff makes the browser fail to start after it
+// exited: renders fail with ErrBrowserExited, start attempts are spaced
+// instead of made by every render, and the browser comes back once it can
+// start.
+func TestBrowserRestartBackoff(t *testing.T) {
+	needBrowser(t)
+	ok := t.TempDir() + "/ok"
+	exe, countStarts := browserWrapper(t, "[ -f "+ok+" ] || exit 1")
+	if err := os.WriteFile(ok, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := testServer(t)
+	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, ExecPath: exe})
+	ctx := context.Background()
+	if _, err := c.Render(ctx, &render.Request{URL: srv.URL + "/images"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(ok); err != nil {
+		t.Fatal(err)
+	}
+	killBrowser(t, c.PID())
+	deadline := time.Now().Add(20 * time.Second)
+	for countStarts() < 2 {
+		if _, err := c.Render(ctx, &render.Request{URL: srv.URL + "/images"}); !errors.Is(err, render.ErrBrowserExited) {
+			t.Fatalf("render while the browser cannot start: %v, want ErrBrowserExited", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no attempt to start the browser again")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for range 5 {
+		if _, err := c.Render(ctx, &render.Request{URL: srv.URL + "/images"}); !errors.Is(err, render.ErrBrowserExited) {
+			t.Fatalf("render after a failed start: %v, want ErrBrowserExited", err)
+		}
+	}
+	if n := countStarts(); n != 2 {
+		t.Fatalf("%d start attempts right after a failed one, want none", n-2)
+	}
+	if err := os.WriteFile(ok, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	renderAfterExit(t, c, srv.URL+"/images")
+	if n := countStarts(); n != 3 {
+		t.Fatalf("%d starts, want 3", n)
+	}
+}
+
+// TestBrowserRestartCutShortIsSpaced checks that a restart cut short by
+// the render's deadline still spaces the next attempt: renders whose
+// deadlines are shorter than the browser's start must not each start one.
+func TestBrowserRestartCutShortIsSpaced(t *testing.T) {
+	needBrowser(t)
+	slow := t.TempDir() + "/slow"
+	exe, countStarts := browserWrapper(t, "[ -f "+slow+" ] && exec sleep 30")
+	srv := testServer(t)
+	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, ExecPath: exe})
+	if _, err := c.Render(context.Background(), &render.Request{URL: srv.URL + "/images"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(slow, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killBrowser(t, c.PID())
+	// Renders with a short deadline, until one has started the browser
+	// again (and given up on it when its deadline passed).
+	deadline := time.Now().Add(20 * time.Second)
+	for countStarts() < 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := c.Render(ctx, &render.Request{URL: srv.URL + "/images"})
+		cancel()
+		if err == nil {
+			t.Fatal("render succeeded while the browser cannot start")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no attempt to start the browser again")
+		}
+	}
+	for range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := c.Render(ctx, &render.Request{URL: srv.URL + "/images"})
+		cancel()
+		if !errors.Is(err, render.ErrBrowserExited) {
+			t.Fatalf("render right after a start cut short: %v, want ErrBrowserExited", err)
+		}
+	}
+	if n := countStarts(); n != 2 {
+		t.Fatalf("%d start attempts right after one cut short, want none", n-2)
+	}
+	if err := os.Remove(slow); err != nil {
+		t.Fatal(err)
+	}
+	renderAfterExit(t, c, srv.URL+"/images")
+}
+
+// stallingServer serves "/", a page that loads a script the server never
+// sends: hit is closed when the browser asks for it, and the render then
+// waits until it ends; "/plain" is a page without scripts.
+func stallingServer(t *testing.T) (srv *httptest.Server, hit <-chan struct{}) {
+	t.Helper()
+	asked := make(chan struct{})
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<html><body><script src="/never.js"></script><a href="/x">x</a></body></html>`))
+	})
+	mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<html><body><a href="/x">x</a></body></html>`))
+	})
+	mux.HandleFunc("/never.js", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(asked) })
+		<-r.Context().Done()
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, asked
+}
+
+// browserWrapper writes a shell script that records each start, runs
+// first (a shell command that may exit or exec something else), then
+// execs the real browser. It returns the script's path and a function
+// counting the starts so far.
+func browserWrapper(t *testing.T, first string) (exe string, starts func() int) {
+	t.Helper()
+	dir := t.TempDir()
+	log := dir + "/starts"
+	script := "#!/bin/sh\necho >>" + log + "\n" + first + "\nexec " + render.FindBrowser() + ` "$@"` + "\n"
+	exe = dir + "/chromium"
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe, func() int {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "\n")
+	}
+}
+
+// killBrowser kills the browser process and waits until it is gone.
+func killBrowser(t *testing.T, pid int) {
+	t.Helper()
+	if pid == 0 {
+		t.Fatal("no browser pid")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if time.Now().After(deadline) {
+			t.Fatalf("browser process %d still there after SIGKILL", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// renderAfterExit renders u until a render succeeds, after the browser
+// exited: every render that fails must fail with ErrBrowserExited.
+func renderAfterExit(t *testing.T, c *render.Chromium, u string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := c.Render(context.Background(), &render.Request{URL: u})
+		if err == nil {
+			if len(res.Document.Links) == 0 {
+				t.Fatalf("no links in %s after the restart: %s", u, res.HTML)
+			}
+			return
+		}
+		if !errors.Is(err, render.ErrBrowserExited) {
+			t.Fatalf("render after the browser exited: %v, want ErrBrowserExited", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no render succeeded within 30 s of the exit: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

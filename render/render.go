@@ -61,6 +61,12 @@ var (
 	// ErrDocument is returned when the page itself could not be loaded
 	// (its fetch failed or was refused).
 	ErrDocument = errors.New("render: page could not be loaded")
+	// ErrBrowserExited is returned by Render when the browser process
+	// exited on its own (a crash, a kill for lack of memory) during the
+	// render, or exited earlier and a new one could not be started yet.
+	// The render may be tried again: a later one starts a new browser
+	// (see Chromium).
+	ErrBrowserExited = errors.New("render: browser process exited")
 )
 
 // Renderer renders pages. Chromium is the implementation; a test may supply

@@ -173,7 +173,9 @@ func (h *Heuristic) Decide(body []byte) Decision {
 		noscriptMsg bool
 		framework   bool
 		emptyRoot   bool
-		hidden      int    // depth inside head/template/svg etc. whose text is not visible
+		hidden      int    // depth inside template/svg, whose text is not visible
+		inHead      bool   // inside <head>, which ends as the HTML parser ends it (see headElement)
+		headDone    bool   // the head has ended or body content has begun: a later <head> is ignored
 		rootName    string // the root element being checked for content, or ""
 		rootDepth   int    // nesting of rootName inside itself
 		rootFilled  bool
@@ -200,7 +202,12 @@ func (h *Heuristic) Decide(body []byte) Decision {
 				}
 			default:
 				n := nonSpace(text)
-				if hidden == 0 {
+				if n > 0 && hidden == 0 {
+					// Text that is not white space cannot be in
+					// the head: it ends it, and is body text.
+					inHead, headDone = false, true
+				}
+				if hidden == 0 && !inHead {
 					d.Text += n
 				}
 				if rootName != "" && n > 0 {
@@ -257,6 +264,11 @@ func (h *Heuristic) Decide(body []byte) Decision {
 				}
 			}
 			nameStr := string(name)
+			if hidden == 0 && !headElement(tag) {
+				// <body>, or an element that cannot be in the head,
+				// ends it (tags inside a template in the head do not).
+				inHead, headDone = false, true
+			}
 			if rootName != "" {
 				switch {
 				case nameStr == rootName && tt == html.StartTagToken:
@@ -280,7 +292,11 @@ func (h *Heuristic) Decide(body []byte) Decision {
 				if href {
 					d.Links++
 				}
-			case atom.Head, atom.Template, atom.Svg:
+			case atom.Head:
+				if !headDone {
+					inHead = true
+				}
+			case atom.Template, atom.Svg:
 				if tt == html.StartTagToken {
 					hidden++
 				}
@@ -294,7 +310,11 @@ func (h *Heuristic) Decide(body []byte) Decision {
 			name, _ := z.TagName()
 			rawTag = ""
 			switch atom.Lookup(name) {
-			case atom.Head, atom.Template, atom.Svg:
+			case atom.Head:
+				if inHead && hidden == 0 {
+					inHead, headDone = false, true
+				}
+			case atom.Template, atom.Svg:
 				if hidden > 0 {
 					hidden--
 				}
@@ -329,6 +349,20 @@ func (h *Heuristic) Decide(body []byte) Decision {
 	}
 	d.Render = d.Signals != 0
 	return d
+}
+
+// headElement reports whether a start tag may appear in the head without
+// ending it. The HTML parser ends the head at </head>, at <body>, at text
+// that is not white space, and at the start tag of any element other than
+// these; <html> and <head> themselves are ignored there. A page that omits
+// </head> (HTML allows it) thus has its body text seen as such.
+func headElement(tag atom.Atom) bool {
+	switch tag {
+	case atom.Html, atom.Head, atom.Base, atom.Basefont, atom.Bgsound, atom.Link, atom.Meta, atom.Title,
+		atom.Noscript, atom.Script, atom.Style, atom.Template:
+		return true
+	}
+	return false
 }
 
 // nonSpace counts the bytes of text that are not ASCII white space.

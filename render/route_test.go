@@ -50,6 +50,42 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideHeadEnd checks that the head ends where the HTML parser ends
+// it: a page that omits </head> (or <body>) has the same visible text as one
+// that does not.
+func TestDecideHeadEnd(t *testing.T) {
+	article := "<h1>A server-rendered article</h1><p>" + strings.Repeat(prose, 9) + "</p>" +
+		`<a href="/1">1</a><a href="/2">2</a><a href="/3">3</a><a href="/4">4</a>`
+	text := nonSpaceLen("A server-rendered article" + strings.Repeat(prose, 9) + "1234")
+	head := `<meta charset="utf-8"><title>An article</title><link rel="stylesheet" href="/s.css"><script src="/a.js"></script>`
+	want := render.Decision{Text: text, Scripts: 1, Links: 4}
+	for _, c := range []struct {
+		name, html string
+		want       render.Decision
+	}{
+		{"with </head>", "<!DOCTYPE html><html><head>" + head + "</head><body>" + article + "</body></html>", want},
+		{"without </head>", "<!DOCTYPE html><html><head>" + head + "\n<body>" + article + "</body></html>", want},
+		{"without </head> and <body>", "<!DOCTYPE html><html><head>" + head + "\n" + article, want},
+		{"without <body>", "<html><head>" + head + "</head>\n" + article, want},
+		{"text right after the title", "<head><title>An article</title>" + strings.Repeat(prose, 9) + "<script src=/a.js></script>",
+			render.Decision{Text: nonSpaceLen(strings.Repeat(prose, 9)), Scripts: 1}},
+		{"template in the head", "<head><template><p>" + strings.Repeat(prose, 9) + "</p></template><script src=/a.js></script>" + article, want},
+		{"stray <head> in the body", "<head>" + head + "</head><body><h1>A server-rendered article</h1><head><p>" + strings.Repeat(prose, 9) + "</p>" +
+			`<a href="/1">1</a><a href="/2">2</a><a href="/3">3</a><a href="/4">4</a>`, want},
+		{"little text without </head>", "<head><title>" + strings.Repeat(prose, 9) + "</title><script src=/a.js></script><body><p>Loading…</p>",
+			render.Decision{Render: true, Signals: render.SignalLittleText, Text: nonSpaceLen("Loading…"), Scripts: 1}},
+	} {
+		var h render.Heuristic
+		if d := h.Decide([]byte(c.html)); d != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, d, c.want)
+		}
+	}
+}
+
+func nonSpaceLen(s string) int {
+	return len(strings.Join(strings.Fields(s), ""))
+}
+
 func TestDecideConfig(t *testing.T) {
 	page := []byte(`<body><section id="mount"></section><p>` + strings.Repeat(prose, 3) + `</p></body>`)
 	var def render.Heuristic
