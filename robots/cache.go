@@ -728,27 +728,62 @@ func Origin(rawURL string) (string, error) {
 	return scheme + "://" + host + ":" + port, nil
 }
 
-// MemoryStore is an in-memory Store, bounded by entry count (evicting the
-// least recently written). Safe for concurrent use.
+// MemoryStore is an in-memory Store, bounded by record count and by the
+// bytes its records hold, evicting the least recently written until both
+// bounds hold. Safe for concurrent use.
+//
+// The byte bound matters because a record carries up to two robots.txt
+// bodies (Body and GoodBody, each up to the parse limit): 10 000 records
+// of 500 KiB files would otherwise hold some 10 GiB.
 type MemoryStore struct {
-	mu    sync.Mutex
-	max   int
-	recs  map[string]*list.Element
-	order *list.List // of memRec, most recently written first
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	bytes    int64
+	recs     map[string]*list.Element
+	order    *list.List // of memRec, most recently written first
 }
 
 type memRec struct {
 	origin string
 	rec    Record
+	size   int64
+}
+
+// memRecOverhead approximates what a record costs beyond its strings and
+// bodies: the Record and list element, the map entry, the slice headers.
+const memRecOverhead = 256
+
+// recordBytes is what MemoryStore counts for a record under origin: its
+// strings and bodies, a body shared by Body and GoodBody once.
+func recordBytes(origin string, rec Record) int64 {
+	n := int64(memRecOverhead + len(origin) + len(rec.URL) + len(rec.Err) + cap(rec.Body))
+	if len(rec.GoodBody) == 0 || len(rec.Body) == 0 || &rec.GoodBody[0] != &rec.Body[0] {
+		n += int64(cap(rec.GoodBody))
+	}
+	return n
 }
 
 // NewMemoryStore returns a MemoryStore holding at most max records (0 or
-// less means DefaultMaxEntries).
+// less means DefaultMaxEntries) and DefaultMaxCacheBytes of them.
 func NewMemoryStore(max int) *MemoryStore {
-	if max <= 0 {
-		max = DefaultMaxEntries
+	return NewMemoryStoreSize(max, 0)
+}
+
+// NewMemoryStoreSize returns a MemoryStore holding at most maxRecords
+// records (0 or less means DefaultMaxEntries) and at most maxBytes bytes
+// of them (0 or less means DefaultMaxCacheBytes). A record is counted by
+// its bodies, strings and a fixed overhead of some 256 bytes. A single
+// record larger than maxBytes is kept, alone, until the next Put of
+// another origin evicts it.
+func NewMemoryStoreSize(maxRecords int, maxBytes int64) *MemoryStore {
+	if maxRecords <= 0 {
+		maxRecords = DefaultMaxEntries
 	}
-	return &MemoryStore{max: max, recs: make(map[string]*list.Element), order: list.New()}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxCacheBytes
+	}
+	return &MemoryStore{max: maxRecords, maxBytes: maxBytes, recs: make(map[string]*list.Element), order: list.New()}
 }
 
 // Get implements Store.
@@ -766,18 +801,33 @@ func (s *MemoryStore) Get(_ context.Context, origin string) (Record, bool, error
 func (s *MemoryStore) Put(_ context.Context, origin string, rec Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	size := recordBytes(origin, rec)
 	if el, ok := s.recs[origin]; ok {
-		el.Value.(*memRec).rec = rec
+		mr := el.Value.(*memRec)
+		s.bytes += size - mr.size
+		mr.rec, mr.size = rec, size
 		s.order.MoveToFront(el)
-		return nil
+	} else {
+		s.recs[origin] = s.order.PushFront(&memRec{origin: origin, rec: rec, size: size})
+		s.bytes += size
 	}
-	s.recs[origin] = s.order.PushFront(&memRec{origin: origin, rec: rec})
-	for s.order.Len() > s.max {
+	// Evict from the back, never the record just written.
+	for s.order.Len() > 1 && (s.order.Len() > s.max || s.bytes > s.maxBytes) {
 		el := s.order.Back()
+		mr := el.Value.(*memRec)
 		s.order.Remove(el)
-		delete(s.recs, el.Value.(*memRec).origin)
+		delete(s.recs, mr.origin)
+		s.bytes -= mr.size
 	}
 	return nil
+}
+
+// Bytes returns the bytes the records held are counted for (see
+// NewMemoryStoreSize).
+func (s *MemoryStore) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
 // Len returns the number of records held.
