@@ -78,6 +78,7 @@ const (
 	KindSitemap
 )
 
+// String returns "page" or "sitemap".
 func (k Kind) String() string {
 	if k == KindSitemap {
 		return "sitemap"
@@ -101,6 +102,8 @@ const (
 
 var formatNames = [...]string{"unknown", "urlset", "sitemapindex", "text", "rss", "rss1", "atom"}
 
+// String returns the format's name: "urlset", "sitemapindex", "text",
+// "rss", "rss1", "atom" or "unknown".
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
 		return formatNames[f]

@@ -57,6 +57,7 @@ type StatusError struct {
 	StatusCode int
 }
 
+// Error says which URL answered with which status.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("sitemap: GET %s: HTTP status %d", e.URL, e.StatusCode)
 }
