@@ -116,10 +116,20 @@
 // exponential backoff, at least retry_after seconds) when it is transient:
 // error_kind "network" or "timeout", 408, 425, 429 or 5xx; other 4xx fail
 // the URL for good. A 429 or 503 with retry_after also keeps the whole host
-// waiting that long, from before the result is settled and even if it is
-// not: a throttled fetch may outlast its lease, so the host is blocked as
-// well when the result is skipped or the lease_id is unknown (the host is
-// then read from the result's url).
+// waiting that long (at most 30 days), from before the result is settled
+// and even if it is not: a throttled fetch may outlast its lease, so the
+// host is blocked as well when the result is skipped as already_settled or
+// lease_expired, and when the lease_id is unknown because the lease ended a
+// short while ago: within the lease duration (Frontier.LeaseTTL, default 5
+// minutes) after it expired, or after its last URL was settled if that came
+// first. The service remembers at most 10,000 ended lease_ids with 100,000
+// URLs in all for this, the oldest forgotten first (about 10 MB at most).
+// Only a URL that was handed out under the lease_id blocks anything, and it
+// blocks the host it was leased for: a result for a URL not in the lease
+// (not_in_lease), with a lease_id that was never issued or ended longer ago,
+// after a restart, or with another worker_id than the lease's blocks
+// nothing, so that the token alone does not let a caller stop the crawl of
+// any host.
 //
 //	POST /api/v1/frontier/results
 //

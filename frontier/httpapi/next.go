@@ -173,7 +173,7 @@ func (s *Server) leaseBatch(ctx context.Context, worker string, n int, now time.
 		s.resolve(ctx, ls)
 	}
 	resp.URLs = make([]LeasedURL, 0, len(ls))
-	b := &batch{id: newLeaseID(), worker: worker, items: map[string]*frontier.Lease{}}
+	b := &batch{id: newLeaseID(), worker: worker, items: map[string]*frontier.Lease{}, hosts: map[uint64]string{}}
 	for i := range ls {
 		it := &ls[i]
 		if it.drop {
@@ -197,11 +197,13 @@ func (s *Server) leaseBatch(ctx context.Context, worker string, n int, now time.
 			Robots: it.decision, CrawlDelayMS: it.delay.Milliseconds(),
 		})
 		b.items[it.l.URL] = it.l
+		b.hosts[s.recent.urlKey(it.l.URL)] = it.l.Host
 		b.expires = maxTime(b.expires, it.l.Expires)
 	}
 	if len(b.items) == 0 {
 		return resp, next, again, nil
 	}
+	b.ttl = max(b.expires.Sub(now), 0)
 	s.mu.Lock()
 	s.batches[b.id] = b
 	s.mu.Unlock()
@@ -398,7 +400,8 @@ func (s *Server) resolve(ctx context.Context, ls []leased) {
 }
 
 // pruneExpired forgets batches whose leases have run out (the frontier
-// queues their URLs again), at most once a second.
+// queues their URLs again), at most once a second. Their IDs are remembered
+// in s.recent for a while (see recentLease).
 func (s *Server) pruneExpired(now time.Time) {
 	s.mu.Lock()
 	if now.Before(s.pruneAt) {
@@ -411,8 +414,10 @@ func (s *Server) pruneExpired(now time.Time) {
 		if !b.expires.After(now) {
 			gone = append(gone, b)
 			delete(s.batches, id)
+			s.recent.addLocked(b, b.expires.Add(b.ttl), now)
 		}
 	}
+	s.recent.expireLocked(now)
 	s.mu.Unlock()
 	if len(gone) == 0 {
 		return

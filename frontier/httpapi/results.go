@@ -11,7 +11,6 @@ import (
 
 	"github.com/crawlkit/crawlkit/dashboard"
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 // Limits of one result.
@@ -150,6 +149,20 @@ func classify(r *Result, sim uint64) (frontier.Outcome, string) {
 // results' URLs of lease req.LeaseID. Results for URLs that are not (or no
 // longer) in the lease are skipped and say why. A store error stops it; the
 // response then counts what was applied.
+//
+// A 429 or 503 result with a RetryAfter blocks its host for that long (at
+// most 30 days), before the result is settled and even if it is not, but
+// only for a URL that was handed out under req.LeaseID, and the host blocked
+// is the one the URL was leased for. That holds while the lease is live,
+// after some of its URLs were settled or expired, and, since a throttled
+// fetch may outlast its lease, for a while after the lease ID became
+// unknown: for the lease duration (Frontier.LeaseTTL, default 5 minutes)
+// after the lease expired, or after its last URL was settled if that came
+// first. Settle then still returns ErrUnknownLease. Past that window, after
+// a restart, for a lease ID that was never issued, a req.WorkerID other
+// than the lease's, or a URL that was not in the lease, a RetryAfter blocks
+// nothing. The service remembers at most 10,000 such ended lease IDs with
+// 100,000 URLs in all, forgetting the oldest first.
 func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	resp := ResultsResponse{Results: make([]ResultStatus, len(req.Results))}
 	sims := make([]uint64, len(req.Results))
@@ -165,10 +178,15 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	s.mu.Lock()
 	b := s.batches[req.LeaseID]
 	if b == nil {
-		s.mu.Unlock()
 		// The fetch may have outlasted its lease because the host
-		// throttled it: its Retry-After holds all the same.
-		s.throttle(req.Results, nil, now)
+		// throttled it: its Retry-After holds all the same, if the
+		// lease really was issued, a short while ago, with this URL.
+		var hosts []string
+		if e := s.recent.getLocked(req.LeaseID, now); e != nil && (req.WorkerID == "" || req.WorkerID == e.worker) {
+			hosts = s.hostsOf(e.hosts, req.Results)
+		}
+		s.mu.Unlock()
+		s.throttle(req.Results, hosts, now)
 		return ResultsResponse{}, fmt.Errorf("%w %q (never issued, already settled, or expired)", ErrUnknownLease, req.LeaseID)
 	}
 	if req.WorkerID != "" && req.WorkerID != b.worker {
@@ -180,11 +198,12 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	for i, r := range req.Results {
 		leases[i] = b.items[r.URL]
 	}
+	hosts := s.hostsOf(b.hosts, req.Results)
 	s.mu.Unlock()
 	s.stats.seen(worker, now)
 	// Block throttled hosts before any settlement makes them ready again,
 	// and whether or not the settlement is applied.
-	s.throttle(req.Results, leases, now)
+	s.throttle(req.Results, hosts, now)
 
 	var firstErr error
 	for i := range req.Results {
@@ -202,7 +221,7 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 		case err == nil:
 		case errors.Is(err, frontier.ErrLeaseExpired):
 			st.Outcome, st.Error = OutcomeSkipped, "lease_expired"
-			s.forget(req.LeaseID, l, false)
+			s.forget(req.LeaseID, l, false, now)
 			continue
 		case errors.Is(err, frontier.ErrLeaseSettled):
 			st.Outcome, st.Error = OutcomeSkipped, "already_settled"
@@ -221,7 +240,7 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 		if st.Outcome == OutcomeRetry {
 			resp.RetriesScheduled++
 		}
-		s.forget(req.LeaseID, l, true)
+		s.forget(req.LeaseID, l, true, now)
 	}
 	if resp.Processed > 0 {
 		s.notify()
@@ -229,29 +248,32 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	return resp, firstErr
 }
 
+// hostsOf returns the host each result's URL was leased for, from a
+// batch's hosts, or "" for a URL that was not in the batch.
+func (s *Server) hostsOf(hosts map[uint64]string, rs []Result) []string {
+	out := make([]string, len(rs))
+	for i := range rs {
+		out[i] = hosts[s.recent.urlKey(rs[i].URL)]
+	}
+	return out
+}
+
 // throttle blocks the host of every result that is a 429 or 503 with
 // Retry-After until that time has passed: the answer is about the host, so
 // it holds whatever becomes of the lease (settled, expired, unknown).
-// leases[i], if not nil, is the lease of rs[i]; without one the host is
-// taken from the result's URL, normalized as Submit does.
-func (s *Server) throttle(rs []Result, leases []*frontier.Lease, now time.Time) {
+// hosts[i] is the host rs[i]'s URL was leased for; a result without one
+// (not in the lease, or no hosts at all) blocks nothing, so that a caller
+// cannot block a host it was not given.
+func (s *Server) throttle(rs []Result, hosts []string, now time.Time) {
 	for i := range rs {
 		r := &rs[i]
 		if r.RetryAfter <= 0 || (r.HTTPStatus != http.StatusTooManyRequests && r.HTTPStatus != http.StatusServiceUnavailable) {
 			continue
 		}
-		var host string
-		if i < len(leases) && leases[i] != nil {
-			host = leases[i].Host
-		} else {
-			norm, err := s.norm.Normalize(r.URL)
-			if err != nil {
-				continue // never submitted in this form: no host to block
-			}
-			if host, err = urlnorm.HostOf(norm); err != nil {
-				continue
-			}
+		if i >= len(hosts) || hosts[i] == "" {
+			continue
 		}
+		host := hosts[i]
 		until := now.Add(time.Duration(min(r.RetryAfter, maxRetryAfter.Seconds()) * float64(time.Second)))
 		s.f.BlockHost(host, until)
 		s.stats.block(host, fmt.Sprintf("HTTP %d Retry-After", r.HTTPStatus), until)
@@ -259,8 +281,8 @@ func (s *Server) throttle(rs []Result, leases []*frontier.Lease, now time.Time) 
 }
 
 // forget removes a settled (or expired) lease from its batch and the
-// service's bookkeeping.
-func (s *Server) forget(id string, l *frontier.Lease, settled bool) {
+// service's bookkeeping; a batch left empty is remembered in s.recent.
+func (s *Server) forget(id string, l *frontier.Lease, settled bool, now time.Time) {
 	s.mu.Lock()
 	b := s.batches[id]
 	present := b != nil && b.items[l.URL] == l
@@ -268,6 +290,11 @@ func (s *Server) forget(id string, l *frontier.Lease, settled bool) {
 		delete(b.items, l.URL)
 		if len(b.items) == 0 {
 			delete(s.batches, id)
+			end := b.expires
+			if now.Before(end) {
+				end = now
+			}
+			s.recent.addLocked(b, end.Add(b.ttl), now)
 		}
 	}
 	s.mu.Unlock()

@@ -128,6 +128,7 @@ type Server struct {
 	mu      sync.Mutex
 	wake    chan struct{} // closed and replaced when URLs may have become ready
 	batches map[string]*batch
+	recent  *recentLeases // lease IDs no longer in batches, for late Retry-Afters
 	pruneAt time.Time
 	closed  bool
 }
@@ -138,6 +139,10 @@ type batch struct {
 	worker  string
 	expires time.Time
 	items   map[string]*frontier.Lease // by URL; removed when settled
+	// hosts holds the host of every URL handed out under the ID, by
+	// recentLeases.urlKey; never changed once the batch is registered.
+	hosts map[uint64]string
+	ttl   time.Duration // the lease duration
 }
 
 // New starts a frontier with cfg.Frontier and returns the Server over it.
@@ -182,6 +187,7 @@ func New(cfg Config) (*Server, error) {
 		started:  cfg.Now(),
 		wake:     make(chan struct{}),
 		batches:  map[string]*batch{},
+		recent:   newRecentLeases(),
 	}
 	if s.norm == nil {
 		s.norm = &urlnorm.Crawler
