@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,4 +304,128 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot %s (%d bytes); page showed %d then more fetched pages; chart had %d points", out, len(png), f1, points())
+}
+
+// TestBrowserPage drives headless Chromium, in the America/New_York time
+// zone, against a dashboard sampled by hand: a chart of one sample shows it,
+// times of another day carry their local date, and the page reconnects
+// after its event stream was refused.
+func TestBrowserPage(t *testing.T) {
+	exe := chromium(t)
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	// 03:00 UTC on 2 January is 22:00 on 1 January in New York.
+	seen := time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC)
+	src := func() dashboard.Snapshot {
+		return dashboard.Snapshot{
+			URLs:       dashboard.URLCounts{Fetched: 3},
+			Throughput: dashboard.Throughput{Current: 2},
+			WorkerList: []dashboard.Worker{{ID: "w1", LastSeen: seen, Active: true}},
+		}
+	}
+	dash, err := dashboard.New(dashboard.Config{Source: src, Interval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dash.Close()
+	dash.SampleAt(seen)
+	// refuse makes /api/events answer 503, as a proxy in front of a
+	// restarting server would answer 502.
+	var refuse atomic.Bool
+	var refused atomic.Int64
+	refuse.Store(true)
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/events" && refuse.Load() {
+			refused.Add(1)
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		dash.ServeHTTP(w, r)
+	}))
+	defer page.Close()
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 1100),
+		chromedp.Env("TZ=America/New_York"),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	stage := func(name string, limit time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(bctx, limit)
+		defer cancel()
+		began := time.Now()
+		err := chromedp.Do(sctx, steps...)
+		t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond))
+		return err
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		defer cancel()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return s
+	}
+
+	if err := stage("page loaded", 60*time.Second,
+		chromedp.Navigate(page.URL+"/"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("chart-info").dataset.points === "1" && document.querySelector("#workers tbody td:nth-child(4)")`),
+	); err != nil {
+		t.Fatalf("page did not load: %v", err)
+	}
+	if tz := eval(`Intl.DateTimeFormat().resolvedOptions().timeZone`); tz != "America/New_York" {
+		t.Skipf("Chromium ignores TZ (time zone %q)", tz)
+	}
+	// One sample: the chart shows it in the line's colour.
+	drawn := eval(`(() => {
+		const c = document.getElementById("chart"), g = c.getContext("2d");
+		const d = g.getImageData(0, 0, c.width, c.height).data;
+		for (let i = 0; i < d.length; i += 4) if (d[i] === 0x4f && d[i+1] === 0xb3 && d[i+2] === 0xff) return "yes";
+		return "no"; })()`)
+	if drawn != "yes" {
+		t.Errorf("a chart of one sample shows nothing")
+	}
+	if got := eval(`document.querySelector("#workers tbody td:nth-child(4)").textContent`); got != "2030-01-01 22:00:00" {
+		t.Errorf("worker last seen at %s shows as %q, want 2030-01-01 22:00:00", seen, got)
+	}
+
+	// The stream was refused: the page says so, and once the server
+	// answers again it goes live without a reload.
+	if err := stage("refused", 30*time.Second,
+		chromedp.Poll[chromedp.Void](`document.getElementById("conn").textContent === "reconnecting…"`),
+	); err != nil || refused.Load() == 0 {
+		t.Fatalf("refused stream not shown (%d refusals): %v", refused.Load(), err)
+	}
+	refuse.Store(false)
+	if err := stage("reconnect", 30*time.Second,
+		chromedp.Poll[chromedp.Void](`document.getElementById("conn").textContent === "live"`),
+	); err != nil {
+		t.Fatalf("page did not reconnect after %d refusals: %v", refused.Load(), err)
+	}
+	dash.SampleAt(seen.Add(time.Second))
+	if err := stage("live sample", 30*time.Second,
+		chromedp.Poll[chromedp.Void](`document.getElementById("chart-info").dataset.points === "2"`),
+	); err != nil {
+		t.Fatalf("sample after the reconnect not shown (%s points): %v", eval(`document.getElementById("chart-info").dataset.points`), err)
+	}
 }

@@ -48,6 +48,8 @@
 //	GET /api/snapshot     {"snapshot": Snapshot, "history": [Point...]}
 //	GET /api/events       text/event-stream; one "sample" event per Interval:
 //	                      data: {"snapshot": Snapshot, "point": Point}
+//	                      ("point" only when the sample adds a point to the
+//	                      chart's history, see Config.Window)
 //	GET /api/url?url=U    URLReport (404 without an Analyzer)
 //	GET /api/host?host=H  HostReport (404 without an Analyzer)
 //
@@ -63,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -216,7 +219,10 @@ type Config struct {
 	// a negative value takes no samples on its own (call SampleAt), which
 	// is useful in tests.
 	Interval time.Duration
-	// Window is how much history the chart keeps. Zero means one hour.
+	// Window is how much history the chart keeps. Zero means one hour;
+	// a negative value is an error. The chart keeps at most 16384
+	// points: when Window/Interval is more, only every few samples add a
+	// point to it.
 	Window time.Duration
 	// Now is the clock of the sampler. Nil means time.Now.
 	Now func() time.Time
@@ -228,6 +234,10 @@ type Dashboard struct {
 	cfg    Config
 	mux    *http.ServeMux
 	points ring
+
+	// every is how many samples make one chart point; samples counts them.
+	every   int
+	samples int
 
 	mu     sync.Mutex
 	last   Snapshot
@@ -244,6 +254,9 @@ var static embed.FS
 // ErrNoSource is returned by New when Config.Source is nil.
 var ErrNoSource = errors.New("dashboard: Config.Source is nil")
 
+// maxPoints bounds the chart's history, whatever Window/Interval is.
+const maxPoints = 1 << 14
+
 // New returns a Dashboard and, unless Config.Interval is negative, starts the
 // goroutine that samples the Source; Close stops it.
 func New(cfg Config) (*Dashboard, error) {
@@ -253,7 +266,10 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
 	}
-	if cfg.Window <= 0 {
+	if cfg.Window < 0 {
+		return nil, fmt.Errorf("dashboard: Config.Window %v is negative", cfg.Window)
+	}
+	if cfg.Window == 0 {
 		cfg.Window = time.Hour
 	}
 	if cfg.Now == nil {
@@ -266,10 +282,15 @@ func New(cfg Config) (*Dashboard, error) {
 	if step < 0 {
 		step = time.Second
 	}
-	n := int(cfg.Window / step)
+	n := int64(cfg.Window / step)
 	n = max(n, 2)
+	// Past maxPoints, every-th sample makes a point, so the ring still
+	// spans Window.
+	every := (n + maxPoints - 1) / maxPoints
+	n = (n + every - 1) / every
 	d := &Dashboard{
 		cfg:    cfg,
+		every:  int(every),
 		points: ring{buf: make([]Point, n)},
 		subs:   map[chan []byte]struct{}{},
 		done:   make(chan struct{}),
@@ -317,7 +338,9 @@ func (d *Dashboard) loop() {
 }
 
 // SampleAt takes a sample at now: it asks the Source for a Snapshot, adds a
-// point to the chart's history and sends both to every open event stream.
+// point to the chart's history (from every few samples only when
+// Window/Interval exceeds the chart's bound) and sends both to every open
+// event stream. Non-finite throughputs, which JSON cannot carry, become 0.
 // The sampler calls it once per Interval; tests with a negative Interval call
 // it themselves.
 func (d *Dashboard) SampleAt(now time.Time) {
@@ -331,21 +354,28 @@ func (d *Dashboard) SampleAt(now time.Time) {
 	if s.Time.IsZero() {
 		s.Time = now
 	}
+	// JSON has no NaN or infinity: one would fail every encoding of the
+	// snapshot, and the page would stop updating.
+	s.Throughput.Current = finite(s.Throughput.Current)
+	s.Throughput.Average = finite(s.Throughput.Average)
+	s.Throughput.Peak = finite(s.Throughput.Peak)
 	p := Point{Time: now, Throughput: s.Throughput.Current, Fetched: s.URLs.Fetched, Queued: s.URLs.Queued}
-	msg, err := json.Marshal(event{Snapshot: &s, Point: &p})
-	if err != nil {
-		// A Snapshot holds only numbers, strings and times: this cannot
-		// happen short of a time outside year 0–9999.
-		msg = nil
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return
 	}
+	ev := event{Snapshot: &s}
+	if d.samples%d.every == 0 {
+		ev.Point = &p
+		d.points.push(p)
+	}
+	d.samples++
 	d.last = s
-	d.points.push(p)
-	if msg == nil {
+	msg, err := json.Marshal(ev)
+	if err != nil {
+		// A Snapshot holds only numbers, strings and times: this cannot
+		// happen short of a time outside year 0–9999.
 		return
 	}
 	for ch := range d.subs {
@@ -404,6 +434,14 @@ func (d *Dashboard) serveIndex(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src 'self' data:")
 	_, _ = w.Write([]byte(html))
+}
+
+// finite returns f, or 0 if f is NaN or infinite.
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
 }
 
 func htmlEscape(s string) string {

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -294,5 +296,87 @@ func TestTopHosts(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "b.test:5/5 a.test:3/3 c.test:3/3" {
 		t.Fatalf("top hosts %s", got)
+	}
+}
+
+func TestChartHistoryBounded(t *testing.T) {
+	src, _ := counterSource()
+	// A long window over a short step must not cost a point per step up
+	// front: 1000 h at 1 s would be 3.6 million points.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	big, err := dashboard.New(dashboard.Config{Source: src, Interval: -1, Window: 1000 * time.Hour})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Close()
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Fatalf("New allocated %d MB for the chart", grew>>20)
+	}
+
+	// Ten hours at 1 s: the history stays bounded and still spans the
+	// window.
+	const window = 10 * time.Hour
+	d, err := dashboard.New(dashboard.Config{Source: src, Interval: -1, Window: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 40000 {
+		d.SampleAt(t0.Add(time.Duration(i) * time.Second))
+	}
+	_, hist := d.Snapshot()
+	span := hist[len(hist)-1].Time.Sub(hist[0].Time)
+	if len(hist) > 1<<14 || span > window || span < window-time.Minute {
+		t.Fatalf("history of %d points spanning %v", len(hist), span)
+	}
+	if !hist[len(hist)-1].Time.After(t0.Add(39990 * time.Second)) {
+		t.Fatalf("latest point at %v", hist[len(hist)-1].Time)
+	}
+}
+
+func TestNonFiniteThroughput(t *testing.T) {
+	src := func() dashboard.Snapshot {
+		return dashboard.Snapshot{URLs: dashboard.URLCounts{Fetched: 7},
+			Throughput: dashboard.Throughput{Current: math.NaN(), Average: math.Inf(1), Peak: math.Inf(-1)}}
+	}
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1})
+	defer d.Close()
+	d.SampleAt(t0)
+	rec := httptest.NewRecorder()
+	d.ServeHTTP(rec, httptest.NewRequest("GET", "/api/snapshot", nil))
+	var body struct {
+		Snapshot dashboard.Snapshot `json:"snapshot"`
+		History  []dashboard.Point  `json:"history"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("api/snapshot: %d %q: %v", rec.Code, rec.Body, err)
+	}
+	if body.Snapshot.URLs.Fetched != 7 || body.Snapshot.Throughput != (dashboard.Throughput{}) || len(body.History) != 1 {
+		t.Fatalf("api/snapshot: %+v", body)
+	}
+}
+
+func TestNegativeWindow(t *testing.T) {
+	src, _ := counterSource()
+	d, err := dashboard.New(dashboard.Config{Source: src, Interval: -1, Window: -time.Minute})
+	if err == nil {
+		d.Close()
+		t.Fatal("New accepted a negative Window")
+	}
+	if !strings.Contains(err.Error(), "Window") {
+		t.Fatalf("error %q does not name the field", err)
+	}
+}
+
+func TestTopHostsNonPositive(t *testing.T) {
+	h := dashboard.NewHistory(dashboard.HistoryConfig{})
+	h.Fetched(dashboard.FetchRecord{URL: "http://a.test/", Host: "a.test", Time: t0})
+	for _, n := range []int{0, -1} {
+		if top := h.TopHosts(t0, n); len(top) != 0 {
+			t.Fatalf("TopHosts(%d) = %+v", n, top)
+		}
 	}
 }

@@ -366,7 +366,7 @@ func (h *History) TopHosts(now time.Time, n int) []HostActivity {
 		return a.Host < b.Host
 	})
 	if len(out) > n {
-		out = out[:n]
+		out = out[:max(n, 0)]
 	}
 	return out
 }

@@ -14,7 +14,9 @@
     if (!t || t.startsWith("0001-")) return "–";
     const d = new Date(t);
     const time = d.toLocaleTimeString("en-GB");
-    return d.toDateString() === new Date().toDateString() ? time : d.toISOString().slice(0, 10) + " " + time;
+    // The date in the same (local) time zone as the time.
+    const day = `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+    return d.toDateString() === new Date().toDateString() ? time : day + " " + time;
   };
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
 
@@ -112,6 +114,14 @@
         if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
       });
       g.stroke();
+      if (pts.length === 1) {
+        // One point makes no line: show it as a dot.
+        const p = pts[0];
+        g.beginPath();
+        g.arc(left + (pw * (new Date(p.time).getTime() - start)) / span, top + ph - (ph * p.throughput) / ymax, 3, 0, 2 * Math.PI);
+        g.fillStyle = "#4fb3ff"; g.fill();
+        g.beginPath();
+      }
       g.lineTo(left + pw, top + ph); g.lineTo(left + (pw * Math.max(0, new Date(pts[0].time).getTime() - start)) / span, top + ph);
       g.closePath(); g.fillStyle = "rgba(79,179,255,0.12)"; g.fill();
     }
@@ -182,13 +192,20 @@
   async function start() {
     try {
       const r = await getJSON("api/snapshot");
+      state.points = []; // a restart reloads the whole history
       (r.history || []).forEach(addPoint);
       if (r.snapshot) render(r.snapshot);
       drawChart();
     } catch (err) { setText("conn", "error: " + err.message); }
     const es = new EventSource("api/events");
     es.onopen = () => { const c = $("conn"); c.textContent = "live"; c.className = "conn on"; };
-    es.onerror = () => { const c = $("conn"); c.textContent = "reconnecting…"; c.className = "conn off"; };
+    es.onerror = () => {
+      const c = $("conn"); c.textContent = "reconnecting…"; c.className = "conn off";
+      // The browser retries a dropped stream by itself, but gives up for
+      // good on an answer that is not a 200 event stream (a proxy's 502
+      // while the server restarts, a closed dashboard's 503): start over.
+      if (es.readyState === EventSource.CLOSED) { es.close(); setTimeout(start, 2000); }
+    };
     es.addEventListener("sample", (ev) => {
       const m = JSON.parse(ev.data);
       state.events++;
