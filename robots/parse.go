@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -222,12 +223,18 @@ func (b *builder) addRule(r Rule) {
 // crawlDelay handles a Crawl-delay line: it applies to the agents of the
 // group that have no delay yet, or, if there are none, again to the agents
 // of the previous Crawl-delay line (the larger value wins). An unreadable or
-// negative value is skipped without affecting the rest of the file.
+// negative value is skipped without affecting the rest of the file; one too
+// large for a float64 counts as the largest float64.
 func (b *builder) crawlDelay(value string) {
 	if !b.inGroup {
 		return
 	}
 	v, err := strconv.ParseFloat(value, 64)
+	if err != nil && math.IsInf(v, 1) && errors.Is(err, strconv.ErrRange) {
+		// A number too large for a float64 is a very long delay, not an
+		// unreadable one: keep it so CrawlDelay reports it as Exceeded.
+		v, err = math.MaxFloat64, nil
+	}
 	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}

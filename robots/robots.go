@@ -289,7 +289,14 @@ func (o Options) Parse(body []byte) *Policy {
 	p.src = string(body[:min(len(body), max+1)])
 	text := p.src
 	if len(text) > max {
-		text = dropPartialLine(text[:max])
+		// The octet past the limit tells whether the last line within it
+		// is complete: if it is an EOL, that line is kept whole (RFC 9309
+		// §2.5: the first MaxBytes octets are parsed).
+		if c := text[max]; c == '\n' || c == '\r' {
+			text = text[:max]
+		} else {
+			text = dropPartialLine(text[:max])
+		}
 		p.cut = true
 	}
 	p.size = len(text)
@@ -455,7 +462,10 @@ func (p *Policy) CrawlDelay(token string) (CrawlDelay, error) {
 func (a *AgentRules) Allowed(target string) Decision {
 	p := a.policy
 	path := pathOf(target)
-	if isRobotsTxt(path) {
+	// RFC 9309 §2.2.2: /robots.txt is implicitly allowed, in any spelling
+	// that compares equal to it (percent-encoded unreserved characters are
+	// decoded before comparison).
+	if isRobotsTxt(path) || strings.IndexByte(path, '%') >= 0 && isRobotsTxt(canon(path)) {
 		return Decision{Allowed: true, Reason: ReasonRobotsTxt}
 	}
 	switch p.source {
