@@ -26,6 +26,9 @@ func checkParse(t *testing.T, body []byte) {
 		if o := originOf(u); o != "http://ex.com" {
 			t.Fatalf("delivered %q, outside the sitemap's site", e.URL)
 		}
+		if e.Kind == KindPage && !strings.HasPrefix(cleanPath(u.EscapedPath()), "/dir/") {
+			t.Fatalf("delivered %q, outside the sitemap's directory", e.URL)
+		}
 		if len(e.URL) > fuzzLimits.MaxURLLength {
 			t.Fatalf("delivered a URL of %d bytes", len(e.URL))
 		}
@@ -70,7 +73,8 @@ func FuzzURLSet(f *testing.F) {
 	fuzzFormat(f, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url>`, `</url></urlset>`,
 		"<loc>http://ex.com/dir/a</loc><lastmod>2005-01-01T00:00+01:00</lastmod>",
 		"<loc>http://ex.com/dir/a</loc><loc>http://ex.com/dir/b</loc><changefreq>daily</changefreq>",
-		"<loc><![CDATA[http://ex.com/dir/c]]>&amp;x</loc></url><url><loc>http://ex.com/dir/d</loc>")
+		"<loc><![CDATA[http://ex.com/dir/c]]>&amp;x</loc></url><url><loc>http://ex.com/dir/d</loc>",
+		"<loc>http://ex.com/dir/%2e%2E/e</loc><loc>http://ex.com/dir/f/../g"+strings.Repeat(" ", 300)+"</loc>")
 }
 
 func FuzzIndex(f *testing.F) {
@@ -85,12 +89,14 @@ func FuzzText(f *testing.F) {
 func FuzzRSS(f *testing.F) {
 	fuzzFormat(f, `<rss version="2.0"><channel><item>`, `</item></channel></rss>`,
 		"<link>http://ex.com/dir/1</link><pubDate>05 Jan 17 13:34:54 +0100</pubDate>",
+		`<link xml:base="/dir/x/">../../y</link>`,
 		`<guid isPermaLink="true">http://ex.com/dir/g</guid>`)
 }
 
 func FuzzAtom(f *testing.F) {
 	fuzzFormat(f, `<feed xmlns="http://www.w3.org/2005/Atom"><entry>`, `</entry></feed>`,
-		`<link rel="alternate" href="http://ex.com/dir/a"/><updated>2003-12-13T18:30:02Z</updated>`)
+		`<link rel="alternate" href="http://ex.com/dir/a"/><updated>2003-12-13T18:30:02Z</updated>`,
+		`<link xml:base="sub/" href="../a"/>`, `<x xml:base="//other.example/dir/"><link href="b"/></x>`)
 }
 
 // FuzzGzip compresses the input first: the decompressed stream must obey

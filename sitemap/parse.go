@@ -24,6 +24,7 @@ const gzipSlack = 64 << 10
 type doc struct {
 	lim   Parser
 	scope scope
+	base  *url.URL // the document's own URL, against which feed links resolve
 	fn    func(Entry) error
 	info  Info
 	// looksValid counts candidate URLs that parsed as absolute http(s) URLs,
@@ -80,13 +81,22 @@ func (d *doc) run(r io.Reader) error {
 }
 
 // fail maps an error to what Parse returns: the caller's own error unwrapped,
-// a limit error as it is, anything else as given.
+// the package's own errors as they are, anything else (a corrupt or
+// truncated gzip stream, a read error) wrapped in ErrMalformed.
 func (d *doc) fail(err error) error {
 	var cb *callbackError
 	if errors.As(err, &cb) {
 		return cb.err
 	}
-	return err
+	if err == nil {
+		return nil
+	}
+	for _, sentinel := range []error{ErrMalformed, ErrTooLarge, ErrTooManyURLs, ErrUnknownFormat, ErrInvalidSource} {
+		if errors.Is(err, sentinel) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrMalformed, err)
 }
 
 // sniff skips a UTF-8 byte-order mark and leading white space, and returns

@@ -12,9 +12,14 @@ import (
 // under /catalog/ only. Ports must match too ("http://example.com:100/" is a
 // different location). The cross-submission clause extends the scope to a
 // whole host when that host's robots.txt names the sitemap.
+//
+// Paths are compared after removing dot segments (RFC 3986 §5.2.4), with
+// "%2E" taken for ".", as servers resolve them: "/dir/../secret" and
+// "/dir/%2e%2e/secret" lie outside "/dir/". The listed URL itself is
+// delivered as written.
 type scope struct {
 	origin string // "scheme://host[:port]", lower case, default port removed
-	dir    string // escaped path up to and including the last '/'
+	dir    string // escaped path without dot segments, up to and including the last '/'
 	robots string // origin of the robots.txt that listed the sitemap, or ""
 }
 
@@ -27,10 +32,7 @@ func newScope(src Source) (scope, error) {
 	if o == "" {
 		return scope{}, fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidSource, src.URL)
 	}
-	p := u.EscapedPath()
-	if p == "" {
-		p = "/"
-	}
+	p := cleanPath(u.EscapedPath())
 	s := scope{origin: o, dir: p[:strings.LastIndexByte(p, '/')+1]}
 	if src.RobotsOrigin != "" {
 		ru, err := url.Parse(strings.TrimSpace(src.RobotsOrigin))
@@ -60,11 +62,61 @@ func (s *scope) allows(u *url.URL, k Kind) bool {
 	if k == KindSitemap {
 		return true
 	}
-	p := u.EscapedPath()
-	if p == "" {
-		p = "/"
+	return strings.HasPrefix(cleanPath(u.EscapedPath()), s.dir)
+}
+
+// cleanPath returns the escaped path p of an absolute URL with its dot
+// segments removed (RFC 3986 §5.2.4), "%2E" and "%2e" counting as ".", and
+// "/" for an empty path.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
 	}
-	return strings.HasPrefix(p, s.dir)
+	if !strings.Contains(p, ".") && !strings.Contains(p, "%2") {
+		return p
+	}
+	segs := strings.Split(p, "/")[1:]
+	out := make([]string, 0, len(segs))
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch dots(seg) {
+		case 1:
+			if last {
+				out = append(out, "")
+			}
+		case 2:
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	return "/" + strings.Join(out, "/")
+}
+
+// dots returns 1 for a "." segment, 2 for "..", either spelled with "%2E"
+// or "%2e", and 0 for any other segment.
+func dots(seg string) int {
+	n := 0
+	for seg != "" {
+		switch {
+		case seg[0] == '.':
+			seg = seg[1:]
+		case len(seg) >= 3 && seg[0] == '%' && seg[1] == '2' && (seg[2] == 'e' || seg[2] == 'E'):
+			seg = seg[3:]
+		default:
+			return 0
+		}
+		n++
+	}
+	if n > 2 {
+		return 0
+	}
+	return n
 }
 
 // originOf returns "scheme://host[:port]" in lower case without a default

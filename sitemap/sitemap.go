@@ -32,6 +32,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -134,7 +136,10 @@ const DefaultPriority = 0.5
 type Entry struct {
 	// URL is the listed URL after XML entity and CDATA decoding and
 	// white-space trimming. It is absolute, http or https, and within the
-	// document's scope; it is not normalised.
+	// document's scope; it is not normalised. Sitemaps must list absolute
+	// URLs, but feeds may use relative links (RFC 4287 §4.2.7.1): an RSS
+	// <link> or an Atom href is resolved against the xml:base in effect,
+	// or else the document's URL. An RSS <guid> is used only when absolute.
 	URL string
 	// Kind says whether URL is a page or a child sitemap.
 	Kind Kind
@@ -232,7 +237,8 @@ func (p *Parser) Parse(r io.Reader, src Source, fn func(Entry) error) (Info, err
 	if err != nil {
 		return Info{}, err
 	}
-	d := &doc{lim: lim, scope: sc, fn: fn}
+	base, _ := url.Parse(strings.TrimSpace(src.URL)) // valid: newScope parsed it
+	d := &doc{lim: lim, scope: sc, base: base, fn: fn}
 	err = d.run(r)
 	return d.info, err
 }

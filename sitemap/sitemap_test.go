@@ -514,3 +514,109 @@ func TestParseBoundsXMLTokens(t *testing.T) {
 		t.Errorf("text node just under the token limit: %d entries, %v", len(got), err)
 	}
 }
+
+// Servers resolve dot segments, so "/dir/../secret" is not under "/dir/"
+// (sitemaps.org "Sitemap file location"; RFC 3986 §5.2.4).
+func TestScopeDotSegments(t *testing.T) {
+	body := `<urlset>
+<url><loc>http://ex.com/dir/../secret</loc></url>
+<url><loc>http://ex.com/dir/%2E%2e/secret</loc></url>
+<url><loc>http://ex.com/dir/sub/../../secret</loc></url>
+<url><loc>http://ex.com/dir/..</loc></url>
+<url><loc>http://ex.com/dir/./a</loc></url>
+<url><loc>http://ex.com/dir/sub/../b</loc></url>
+<url><loc>http://ex.com/dir/..a/c</loc></url>
+</urlset>`
+	es, info, err := collect(t, nil, body, Source{URL: "http://ex.com/dir/sitemap.xml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://ex.com/dir/./a", "http://ex.com/dir/sub/../b", "http://ex.com/dir/..a/c"}
+	if got := urlsOf(es); !equal(got, want) || info.OutOfScope != 4 {
+		t.Errorf("urls = %q (OutOfScope %d), want %q and 4 out of scope", got, info.OutOfScope, want)
+	}
+	// The sitemap's own URL is resolved the same way.
+	es, _, err = collect(t, nil, "http://ex.com/dir/a\nhttp://ex.com/x/b\n", Source{URL: "http://ex.com/x/../dir/sitemap.txt"})
+	if err != nil || !equal(urlsOf(es), []string{"http://ex.com/dir/a"}) {
+		t.Errorf("sitemap URL with dot segments: urls = %q, err %v", urlsOf(es), err)
+	}
+	for in, want := range map[string]string{
+		"": "/", "/": "/", "/a/b": "/a/b", "/a/./b": "/a/b", "/a/../b": "/b", "/..": "/", "/../a": "/a",
+		"/a/..": "/", "/a/.": "/a/", "/a/%2e%2E/b": "/b", "/a/.../b": "/a/.../b", "/a/%2f../b": "/a/%2f../b",
+	} {
+		if got := cleanPath(in); got != want {
+			t.Errorf("cleanPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A text line cut off by the byte limit or by a truncated gzip stream is not
+// a URL the document lists; the read error wraps ErrMalformed.
+func TestTextCutLineNotDelivered(t *testing.T) {
+	doc := "http://ex.com/a\nhttp://ex.com/bbbbbbbb\n"
+	// The limit falls inside the path: "http://ex.com/bbb" must not be
+	// delivered.
+	es, _, err := (&Parser{MaxBytes: 33}).Collect(strings.NewReader(doc), Source{URL: "http://ex.com/s.txt"})
+	if !errors.Is(err, ErrTooLarge) || !equal(urlsOf(es), []string{"http://ex.com/a"}) {
+		t.Errorf("cut by MaxBytes: urls = %q, err %v; want only the first line and ErrTooLarge", urlsOf(es), err)
+	}
+
+	gz := gzipped(t, strings.NewReader(doc))
+	// Drop the trailer and the end of the deflate stream.
+	for cut := 9; cut < len(gz)-10; cut++ {
+		es, info, err := Collect(bytes.NewReader(gz[:len(gz)-cut]), Source{URL: "http://ex.com/s.txt"})
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("gzip cut by %d bytes: err = %v, want ErrMalformed", cut, err)
+		}
+		for _, u := range urlsOf(es) {
+			if u != "http://ex.com/a" && u != "http://ex.com/bbbbbbbb" {
+				t.Errorf("gzip cut by %d bytes (%d bytes read): delivered %q", cut, info.Bytes, u)
+			}
+		}
+	}
+}
+
+// Atom links may be relative to xml:base or the document's URI (RFC 4287
+// §4.2.7.1, XML Base); RSS links are resolved likewise, as crawler-commons
+// does. Sitemap <loc> must stay absolute.
+func TestFeedRelativeLinks(t *testing.T) {
+	src := Source{URL: "http://ex.com/dir/feed.xml"}
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"atom against the document", `<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="a"/></entry><entry><link href="/dir/b?x"/></entry><entry><link href="//ex.com/dir/c"/></entry></feed>`,
+			[]string{"http://ex.com/dir/a", "http://ex.com/dir/b?x", "http://ex.com/dir/c"}},
+		{"atom xml:base", `<feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://ex.com/dir/sub/">
+			<entry><link href="a"/></entry>
+			<entry xml:base="../other/"><link href="b"/></entry>
+			<entry><link xml:base="/dir/x/" href="c"/></entry>
+			<entry><link href="../d"/></entry></feed>`,
+			[]string{"http://ex.com/dir/sub/a", "http://ex.com/dir/other/b", "http://ex.com/dir/x/c", "http://ex.com/dir/d"}},
+		{"rss", `<rss xml:base="http://ex.com/dir/r/"><channel><item><link> x </link></item><item><guid>y</guid></item></channel></rss>`,
+			[]string{"http://ex.com/dir/r/x"}},
+		{"rss1", `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><item><link>z</link></item></rdf:RDF>`,
+			[]string{"http://ex.com/dir/z"}},
+		{"urlset stays absolute", `<urlset xml:base="http://ex.com/dir/"><url><loc>a</loc></url></urlset>`, nil},
+	}
+	for _, tc := range tests {
+		es, _, err := collect(t, nil, tc.body, src)
+		if err != nil || !equal(urlsOf(es), tc.want) {
+			t.Errorf("%s: urls = %q, err %v; want %q", tc.name, urlsOf(es), err, tc.want)
+		}
+	}
+}
+
+// White space after a URL is trimmed however long it is; only other text
+// past the capture bound makes the value too long.
+func TestLocTrailingWhiteSpaceBeyondBound(t *testing.T) {
+	p := &Parser{MaxURLLength: 50}
+	pad := strings.Repeat(" \n\t", 200)
+	body := "<urlset><url><loc>http://ex.com/a" + pad + "</loc></url>" +
+		"<url><loc>http://ex.com/b" + pad + "<!-- c -->" + pad + "</loc></url>" +
+		"<url><loc>http://ex.com/c" + pad + "x</loc></url></urlset>"
+	es, info, err := p.Collect(strings.NewReader(body), Source{URL: "http://ex.com/s.xml"})
+	if err != nil || !equal(urlsOf(es), []string{"http://ex.com/a", "http://ex.com/b"}) || info.Invalid != 1 {
+		t.Errorf("urls = %q, info %+v, err %v; want a and b, and c invalid", urlsOf(es), info, err)
+	}
+}

@@ -12,7 +12,9 @@ import (
 // else. Blank lines are skipped and surrounding white space (including the
 // CR of CRLF line ends) is trimmed. Lines that are not absolute http(s) URLs
 // are counted in Info.Invalid; a document with no such line at all is not a
-// URL list, and is reported as ErrUnknownFormat.
+// URL list, and is reported as ErrUnknownFormat. A last line that the byte
+// limit or a read error cuts off before its line end or EOF is not
+// delivered.
 func (d *doc) parseText(in *bufio.Reader) error {
 	nonBlank := 0
 	var long bool // inside a line that overflowed the buffer
@@ -28,6 +30,11 @@ func (d *doc) parseText(in *bufio.Reader) error {
 			long = true
 			continue
 		}
+		if err != nil && err != io.EOF {
+			// A line cut short by the byte limit or a read error (a
+			// truncated gzip stream) is not the URL the document lists.
+			return err
+		}
 		if long {
 			long = false
 		} else if t := bytes.TrimSpace(line); len(t) > 0 {
@@ -36,11 +43,8 @@ func (d *doc) parseText(in *bufio.Reader) error {
 				return e
 			}
 		}
-		if err != nil {
-			if err == io.EOF {
-				break
-			}
-			return err
+		if err == io.EOF {
+			break
 		}
 	}
 	if nonBlank > 0 && d.looksValid == 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,16 @@ type xmlState struct {
 	captureDepth int
 	buf          []byte
 	overflow     bool
+
+	// bases holds the xml:base attributes of the open elements of a feed,
+	// innermost last; each u is resolved against the one before it, or the
+	// document's URL, and is nil when it could not be resolved.
+	bases []xmlBase
+}
+
+type xmlBase struct {
+	depth int
+	u     *url.URL
 }
 
 // maxXMLToken bounds the bytes the XML decoder may read for one token (a
@@ -116,6 +127,9 @@ func (d *doc) parseXML(r *bufio.Reader, transcoded bool) error {
 			}
 			if err := s.end(); err != nil {
 				return err
+			}
+			if n := len(s.bases); n > 0 && s.bases[n-1].depth == len(s.stack) {
+				s.bases = s.bases[:n-1]
 			}
 			s.stack = s.stack[:len(s.stack)-1]
 			if len(s.stack) == 0 {
@@ -186,15 +200,20 @@ func qname(n xml.Name) string {
 }
 
 // text appends captured character data, skipping leading white space and
-// stopping at a bound so a hostile text node cannot grow the buffer.
+// stopping at a bound so a hostile text node cannot grow the buffer. Only
+// text other than white space past the bound makes the value overflow:
+// white space there is trailing white space, which finishField trims,
+// unless more text follows it, which then overflows in turn.
 func (s *xmlState) text(b []byte) {
 	if len(s.buf) == 0 {
 		b = bytes.TrimLeft(b, " \t\r\n")
 	}
-	room := s.d.lim.MaxURLLength + 256 - len(s.buf)
+	room := max(s.d.lim.MaxURLLength+256-len(s.buf), 0)
 	if len(b) > room {
-		b = b[:max(room, 0)]
-		s.overflow = true
+		if len(bytes.TrimLeft(b[room:], " \t\r\n")) > 0 {
+			s.overflow = true
+		}
+		b = b[:room]
 	}
 	s.buf = append(s.buf, b...)
 }
@@ -221,8 +240,10 @@ func (s *xmlState) start(t xml.StartElement) error {
 		default:
 			return fmt.Errorf("%w: root element <%s>", ErrUnknownFormat, qname(t.Name))
 		}
+		s.pushBase(t, depth)
 		return nil
 	}
+	s.pushBase(t, depth)
 	if s.entryDepth == 0 {
 		if s.isEntry(name, depth) {
 			s.entryDepth = depth
@@ -316,10 +337,57 @@ func (s *xmlState) atomLink(t xml.StartElement) {
 	if href == "" || s.cur.preferred {
 		return
 	}
+	href = s.resolve(href)
 	alt := rel == "" || rel == "alternate"
 	if alt || !s.cur.hasLoc {
 		s.cur.loc, s.cur.hasLoc, s.cur.preferred = href, true, alt
 	}
+}
+
+// pushBase records the xml:base attribute of a feed element at depth.
+// Sitemaps need none: their <loc> must be absolute.
+func (s *xmlState) pushBase(t xml.StartElement, depth int) {
+	switch s.d.info.Format {
+	case FormatRSS, FormatRSS1, FormatAtom:
+	default:
+		return
+	}
+	for _, a := range t.Attr {
+		if a.Name.Space != "xml" || a.Name.Local != "base" {
+			continue
+		}
+		var u *url.URL
+		if base := s.base(); base != nil && len(a.Value) <= s.d.lim.MaxURLLength {
+			if ref, err := url.Parse(strings.TrimSpace(a.Value)); err == nil {
+				u = base.ResolveReference(ref)
+			}
+		}
+		s.bases = append(s.bases, xmlBase{depth: depth, u: u})
+		return
+	}
+}
+
+// base returns the base URI in effect: the innermost xml:base, or the
+// document's URL; nil when an xml:base could not be resolved.
+func (s *xmlState) base() *url.URL {
+	if n := len(s.bases); n > 0 {
+		return s.bases[n-1].u
+	}
+	return s.d.base
+}
+
+// resolve resolves a feed link against the base URI in effect. An absolute
+// or unparsable link is returned as it is, for emit to judge.
+func (s *xmlState) resolve(link string) string {
+	ref, err := url.Parse(link)
+	if err != nil || ref.IsAbs() {
+		return link
+	}
+	base := s.base()
+	if base == nil {
+		return link
+	}
+	return base.ResolveReference(ref).String()
 }
 
 func (s *xmlState) beginCapture(f field, depth int) {
@@ -370,7 +438,7 @@ func (s *xmlState) finishField(f field) error {
 			}
 			c.loc, c.hasLoc = v, true
 		} else if !c.hasLoc && v != "" {
-			c.loc, c.hasLoc = v, true // feeds: the first non-empty <link>
+			c.loc, c.hasLoc = s.resolve(v), true // feeds: the first non-empty <link>
 		}
 	case fieldLastMod:
 		c.lastMod = v
@@ -382,7 +450,7 @@ func (s *xmlState) finishField(f field) error {
 		c.priority = v
 	case fieldGUID:
 		if c.guid == "" && c.guidIsPerma {
-			c.guid = v
+			c.guid = v // an identifier: never resolved, used only if absolute
 		}
 	}
 	return nil
