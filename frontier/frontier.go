@@ -27,7 +27,8 @@
 // overrides), so when every band has ready hosts, band b receives
 // weight(b)/sum(weights) of the leases, and the lowest band still gets one
 // lease in fifteen: low bands slow down but are never starved. Within a band,
-// hosts are served in the order they became ready. Within a host, the best
+// hosts are served in the order they became ready; a waiting host that gets a
+// better URL joins the better band's list. Within a host, the best
 // band is always served first.
 //
 // A worker asks Next for a lease, fetches the URL and calls Done with the
@@ -462,6 +463,7 @@ func (f *Frontier) recover() error {
 	f.dmore = true
 	start := []byte{kindQueued}
 	end := []byte{kindQueued + 1}
+	var h *host
 	for {
 		kvs, err := f.store.Scan(ctx, start, end, 1)
 		if err != nil {
@@ -474,19 +476,62 @@ func (f *Frontier) recover() error {
 		if err != nil {
 			return err
 		}
-		if checkHost(name) != nil {
-			return fmt.Errorf("%w: queued key with invalid host %q", ErrCorrupt, name)
+		if h == nil || h.name != name {
+			if checkHost(name) != nil {
+				return fmt.Errorf("%w: queued key with invalid host %q", ErrCorrupt, name)
+			}
+			h = f.hostFor(name)
+			// Every configured band from the first one found may hold
+			// URLs.
+			h.band(max(int(band), f.bands-1))
+			for b := int(band); b < len(h.bands); b++ {
+				h.bands[b].more = true
+			}
+			f.schedule(h, math.MinInt64)
+		} else {
+			// A band past the configured ones: the store was written
+			// with more bands. Its URLs are kept, after the others.
+			h.band(int(band)).more = true
 		}
-		h := f.hostFor(name)
-		// Every band from the first one found may hold URLs. A store
-		// written with more bands than configured now keeps them.
-		h.band(max(int(band), f.bands-1))
-		for b := int(band); b < len(h.bands); b++ {
-			h.bands[b].more = true
+		// Seek past the configured bands (or the band just found) of the
+		// host: in the common case this lands on the next host's first
+		// key, so recovery still costs one seek per host.
+		next := hostPrefix(name)
+		if nb := max(int(band)+1, f.bands); nb <= math.MaxUint8 {
+			start = append(next, byte(nb))
+		} else {
+			start = append(next[:len(next)-1], 1)
 		}
-		f.schedule(h, math.MinInt64)
-		start = append(hostPrefix(name)[:len(name)+1], 1)
 	}
+}
+
+// unixNano returns t in Unix nanoseconds, saturated to the int64 range.
+// time.Time.UnixNano wraps for times after 2262, so a far-future block,
+// NotBefore or recrawl time ("never", in effect) would otherwise land in the
+// past and take effect at once.
+func unixNano(t time.Time) int64 {
+	switch {
+	case t.After(maxTime):
+		return math.MaxInt64
+	case t.Before(minTime):
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+var (
+	maxTime = time.Unix(0, math.MaxInt64)
+	minTime = time.Unix(0, math.MinInt64)
+)
+
+// addNano returns now + d, saturated at math.MaxInt64 so that a huge lease
+// TTL, retry wait or recrawl interval means "far in the future" rather than
+// wrapping into the past.
+func addNano(now int64, d time.Duration) int64 {
+	if d > 0 && now > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return now + int64(d)
 }
 
 // checkHost validates a host name for use in keys.
@@ -580,7 +625,7 @@ func (f *Frontier) prepareOne(now int64, e *Entry) (prepared, error) {
 		p.it.ext = &itemExt{meta: string(e.Meta)}
 	}
 	if !e.NotBefore.IsZero() {
-		if nb := e.NotBefore.UnixNano(); nb > now {
+		if nb := unixNano(e.NotBefore); nb > now {
 			p.due = nb
 		}
 	}
@@ -739,15 +784,19 @@ func (f *Frontier) schedule(h *host, now int64) {
 		return
 	}
 	f.times.remove(h)
-	if h.readyTok != 0 {
+	b := min(h.bestBand(), f.bands-1)
+	if h.readyTok != 0 && int(h.readyBand) == b {
 		return
 	}
+	// Not ready yet, or ready in a worse band than the one its best URL
+	// is in now (a better URL arrived while it waited): file it in its
+	// best band's list; the old entry goes stale.
 	f.tok++
 	if f.tok == 0 {
 		f.tok = 1
 	}
 	h.readyTok = f.tok
-	b := min(h.bestBand(), f.bands-1)
+	h.readyBand = uint8(b)
 	f.ready[b].pushBack(readyRef{h: h, tok: h.readyTok})
 }
 
@@ -898,7 +947,7 @@ func (f *Frontier) lease(h *host, it item, now int64) *Lease {
 		f:        f,
 		h:        h,
 		it:       it,
-		deadline: now + int64(f.leaseTTL),
+		deadline: addNano(now, f.leaseTTL),
 	}
 	if it.ext != nil {
 		if it.ext.meta != "" {
@@ -938,7 +987,7 @@ func (f *Frontier) requeueLease(l *Lease) {
 	h.outstanding--
 	h.band(int(l.it.band)).q.pushFront(l.it)
 	h.queued++
-	h.readyAt = max(h.readyAt, f.polite.ReadyAt(h.name, time.Unix(0, l.deadline)).UnixNano())
+	h.readyAt = max(h.readyAt, unixNano(f.polite.ReadyAt(h.name, time.Unix(0, l.deadline))))
 	f.schedule(h, l.deadline)
 	f.signal()
 }
@@ -1040,12 +1089,29 @@ func (f *Frontier) loadBand(h *host, b int) error {
 		return fmt.Errorf("frontier: reading queue of %s: %w", h.name, err)
 	}
 	bq.more = len(kvs) == f.window
+	prefix := start[:len(start)-8] // every key in [start, end) begins with it
 	for _, kv := range kvs {
-		_, _, seq, err := parseQueuedKey(kv.Key)
-		if err != nil {
+		tail := kv.Key[len(prefix):]
+		if len(tail) != 8 {
+			// A malformed key. The cursor still moves past it (and no
+			// further than the last well-formed key before it could
+			// sort), or every load would read it again and the band
+			// would never drain: Next would spin on the host with f.mu
+			// held.
 			f.stats.Corrupt++
+			var pad [8]byte
+			copy(pad[:], tail)
+			c := binary.BigEndian.Uint64(pad[:])
+			if len(tail) < 8 {
+				c-- // tail sorts before c's key, after c-1's
+			}
+			bq.cursor = max(bq.cursor, c)
+			if bq.cursor == math.MaxUint64 {
+				bq.more = false
+			}
 			continue
 		}
+		seq := binary.BigEndian.Uint64(tail)
 		bq.cursor = max(bq.cursor, seq)
 		r, err := decodeRecord(kv.Value, false)
 		if err != nil {
@@ -1212,14 +1278,17 @@ func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
 			s.dropped = true
 			break
 		}
-		backoff := f.retryBase << (attempts - 1)
-		if attempts > 30 || backoff > f.retryMax || backoff <= 0 {
-			backoff = f.retryMax
+		// RetryBase*2^(attempts-1), capped at RetryMax; compared as
+		// RetryBase <= RetryMax/2^(attempts-1) so that the shift cannot
+		// overflow into a short wait.
+		backoff := f.retryMax
+		if k := attempts - 1; f.retryBase <= f.retryMax>>k {
+			backoff = f.retryBase << k
 		}
 		s.requeue = true
 		s.next = prev
 		s.next.attempts = uint8(attempts)
-		s.due = now + int64(max(backoff, o.RetryAfter))
+		s.due = addNano(now, max(backoff, o.RetryAfter))
 	case OutcomeSuccess, OutcomeNotModified:
 		var prevFP uint64
 		var prevInterval int64
@@ -1237,12 +1306,12 @@ func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
 		var interval int64
 		switch {
 		case !o.RecrawlAt.IsZero():
-			s.due = o.RecrawlAt.UnixNano()
+			s.due = unixNano(o.RecrawlAt)
 			interval = max(s.due-now, 0)
 		case f.recrawl != nil:
 			interval = int64(f.recrawl.Next(time.Duration(prevInterval), changed))
 			if interval > 0 {
-				s.due = now + interval
+				s.due = addNano(now, time.Duration(interval))
 			}
 		}
 		if s.due == 0 {
@@ -1263,7 +1332,7 @@ func (f *Frontier) settle(l *Lease, s *settlement, now int64) {
 	l.state = leaseSettled
 	h := l.h
 	h.outstanding--
-	h.readyAt = max(h.readyAt, f.polite.ReadyAt(h.name, time.Unix(0, now)).UnixNano())
+	h.readyAt = max(h.readyAt, unixNano(f.polite.ReadyAt(h.name, time.Unix(0, now))))
 	switch s.kind {
 	case OutcomeSuccess:
 		f.stats.Succeeded++
@@ -1303,7 +1372,7 @@ func (f *Frontier) ExtendAt(now time.Time, l *Lease, ttl time.Duration) error {
 	if err := f.checkLease(l, n); err != nil {
 		return err
 	}
-	l.deadline = n + int64(max(ttl, 0))
+	l.deadline = addNano(n, max(ttl, 0))
 	l.Expires = time.Unix(0, l.deadline)
 	f.leases.fix(l)
 	return nil
@@ -1345,7 +1414,7 @@ func (f *Frontier) BlockHost(host string, until time.Time) {
 		return
 	}
 	h := f.hostFor(host)
-	h.blocked = max(h.blocked, until.UnixNano())
+	h.blocked = max(h.blocked, unixNano(until))
 	// Schedule as if at the beginning of time: the host goes to the time
 	// heap, and the next Next moves it back if the block is already over.
 	h.readyTok = 0

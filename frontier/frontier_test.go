@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -714,4 +715,207 @@ func FuzzParseKeys(f *testing.F) {
 			}
 		}
 	})
+}
+
+// drainAll leases and settles with success everything leasable at now and
+// returns the URLs in lease order.
+func drainAll(t *testing.T, f *Frontier, now time.Time) []string {
+	t.Helper()
+	var urls []string
+	for {
+		l, _, err := f.NextAt(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l == nil {
+			return urls
+		}
+		urls = append(urls, l.URL)
+		mustDone(t, f, now, l, Success(0))
+	}
+}
+
+func TestRecoverWithFewerBands(t *testing.T) {
+	// A store written with 8 bands, reopened with 4 (frontierd -bands):
+	// the URLs of bands 4 to 7 are kept, after the configured bands.
+	s := NewMemoryStore()
+	f := newTest(t, Options{Store: s, Bands: 8, Politeness: FixedDelay(0)})
+	for _, d := range []int{7, 0, 5, 3, 6, 1, 4, 2} {
+		mustAdd(t, f, t0,
+			Entry{URL: fmt.Sprintf("http://a.test/%d", d), Depth: d},
+			Entry{URL: fmt.Sprintf("http://b.test/%d", d), Depth: d})
+	}
+	f.Close()
+	g := newTest(t, Options{Store: s, Bands: 4, Politeness: FixedDelay(0)})
+	got := map[string][]string{}
+	for _, u := range drainAll(t, g, t0) {
+		h := u[len("http://") : len("http://")+len("a.test")]
+		got[h] = append(got[h], u)
+	}
+	for _, h := range []string{"a.test", "b.test"} {
+		var want []string
+		for d := 0; d < 8; d++ {
+			want = append(want, fmt.Sprintf("http://%s/%d", h, d))
+		}
+		if fmt.Sprint(got[h]) != fmt.Sprint(want) {
+			t.Errorf("%s after reopening with fewer bands:\n got %v\nwant %v", h, got[h], want)
+		}
+	}
+	if n := s.Len(); n != 1 {
+		t.Fatalf("%d keys left in the store, want only the sequence record", n)
+	}
+}
+
+func TestFarFutureTimesDoNotWrap(t *testing.T) {
+	// Times after 2262 and huge durations mean "not for a very long
+	// time"; in int64 nanoseconds they must not wrap into the past.
+	far := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+	later := t0.Add(24 * time.Hour)
+	cases := []struct {
+		name string
+		opts Options
+		// run adds a.test/ and leaves it waiting for a far time.
+		run func(t *testing.T, f *Frontier)
+	}{
+		{"BlockHost", Options{}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+			f.BlockHost("a.test", far)
+		}},
+		{"NotBefore", Options{}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/", NotBefore: far})
+		}},
+		{"LeaseTTL", Options{LeaseTTL: forever()}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+			mustNext(t, f, t0)
+		}},
+		{"Extend", Options{}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+			if err := f.ExtendAt(t0, mustNext(t, f, t0), forever()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"RetryAfter", Options{}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+			mustDone(t, f, t0, mustNext(t, f, t0), Retry(forever()))
+		}},
+		{"Schedule", Options{Schedule: FixedInterval(forever())}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+			mustDone(t, f, t0, mustNext(t, f, t0), Success(0))
+		}},
+		{"RecrawlAt", Options{}, func(t *testing.T, f *Frontier) {
+			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+			mustDone(t, f, t0, mustNext(t, f, t0), Outcome{Kind: OutcomeSuccess, RecrawlAt: far})
+		}},
+	}
+	for _, store := range []bool{false, true} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/store=%v", c.name, store), func(t *testing.T) {
+				opts := c.opts
+				opts.Politeness = FixedDelay(0)
+				if store {
+					opts.Store = NewMemoryStore()
+				}
+				f := newTest(t, opts)
+				c.run(t, f)
+				mustNone(t, f, later)
+			})
+		}
+	}
+}
+
+func TestRetryBackoffShiftDoesNotWrap(t *testing.T) {
+	// RetryBase<<29 wraps int64 to half a second for this base; the
+	// thirtieth retry must wait RetryMax, not that.
+	base := time.Duration(1<<35 + 1)
+	f := newTest(t, Options{Politeness: FixedDelay(0), RetryBase: base, RetryMax: forever(), MaxAttempts: 40})
+	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
+	l := mustNext(t, f, t0)
+	l.it.attempts = 29 // as if leased after 29 retries
+	mustDone(t, f, t0, l, Retry(0))
+	mustNone(t, f, t0.Add(time.Hour))
+}
+
+func forever() time.Duration { return time.Duration(math.MaxInt64) }
+
+func TestReadyHostMovesToBetterBand(t *testing.T) {
+	// x.test becomes ready with a deep URL behind 20 other deep hosts,
+	// then gets a seed: it must be served at the seeds' rate (it waits in
+	// the ready list of its best URL's band), not at the deep band's.
+	f := newTest(t, Options{Politeness: FixedDelay(0)})
+	for i := 0; i < 20; i++ {
+		mustAdd(t, f, t0, Entry{URL: fmt.Sprintf("http://deep%d.test/", i), Depth: 3})
+	}
+	mustAdd(t, f, t0, Entry{URL: "http://x.test/deep", Depth: 3})
+	for i := 0; i < 20; i++ {
+		mustAdd(t, f, t0, Entry{URL: fmt.Sprintf("http://seed%d.test/", i), Depth: 0})
+	}
+	mustAdd(t, f, t0, Entry{URL: "http://x.test/", Depth: 0})
+	// Band 0 gets 8 leases in 9 while bands 0 and 3 have ready hosts: x
+	// is the 21st seed host, leased within the first 24 leases.
+	for i := 0; i < 24; i++ {
+		if l := mustNext(t, f, t0); l.Host == "x.test" {
+			if l.URL != "http://x.test/" {
+				t.Fatalf("x.test served %s before its seed", l.URL)
+			}
+			return
+		}
+	}
+	t.Fatal("x.test's seed not leased in 24 leases: the host waited in the deep band's ready list")
+}
+
+func TestCorruptQueuedKeyIsSkipped(t *testing.T) {
+	// With a window of 1 the truncated key fills a window on its own;
+	// with 2 the long key shares one with the first URL.
+	for _, window := range []int{1, 2} {
+		t.Run(fmt.Sprint("window=", window), func(t *testing.T) { testCorruptQueuedKey(t, window) })
+	}
+}
+
+func testCorruptQueuedKey(t *testing.T, window int) {
+	s := NewMemoryStore()
+	f := newTest(t, Options{Store: s, Window: 1, Politeness: FixedDelay(0)})
+	mustAdd(t, f, t0, Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"}, Entry{URL: "http://a.test/3"})
+	f.Close()
+	// Malformed keys in band 0 of a.test: one with trailing bytes after
+	// the first URL's key, and one with a truncated sequence number after
+	// all of them.
+	long := append(queuedKey("a.test", 0, 1), 0xff)
+	short := append(append(hostPrefix("a.test"), 0), 0, 0, 0, 0, 0, 0, 9)
+	if err := s.Write(context.Background(), []Mutation{{Key: short, Value: []byte("x")}, {Key: long, Value: []byte("y")}}); err != nil {
+		t.Fatal(err)
+	}
+	// No Close cleanup: a frontier that spins with its lock held would
+	// block it.
+	g, err := New(Options{Store: s, Window: window, Politeness: FixedDelay(0), Now: noClock(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []string, 1)
+	go func() {
+		var urls []string
+		for {
+			l, _, err := g.NextAt(t0)
+			if err != nil || l == nil {
+				got <- urls
+				return
+			}
+			urls = append(urls, l.URL)
+			if err := g.DoneAt(t0, l, Success(0)); err != nil {
+				got <- urls
+				return
+			}
+		}
+	}()
+	select {
+	case urls := <-got:
+		if want := "[http://a.test/1 http://a.test/2 http://a.test/3]"; fmt.Sprint(urls) != want {
+			t.Fatalf("leased %v, want %s", urls, want)
+		}
+		if st := g.Stats(); st.Corrupt == 0 {
+			t.Fatal("no corrupt record counted")
+		}
+		g.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("NextAt does not return: the frontier spins on the corrupt key")
+	}
 }

@@ -178,6 +178,7 @@ type host struct {
 	heapAt      int64 // key in the time heap
 	heapIdx     int32 // index in the time heap, -1 when absent
 	readyTok    uint32
+	readyBand   uint8 // the band whose ready list holds the host, when readyTok != 0
 }
 
 // band returns band b of the host, allocating the bands up to b: most hosts
