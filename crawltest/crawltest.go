@@ -122,7 +122,8 @@ type Config struct {
 	MaxPerHost int
 	// Clock returns the current time for the accounting (default
 	// time.Now). Tests inject a fake clock to make spacing checks
-	// deterministic.
+	// deterministic. It is called with the accounting's lock held, so it
+	// must not call the Web's methods.
 	Clock func() time.Time
 	// Latency delays every page and robots.txt response by this much, to
 	// simulate a slow network or server.
@@ -142,8 +143,9 @@ type Config struct {
 	EndlessSize int64
 
 	// JSPages, if positive, serves the JavaScript site on JSHost with this
-	// many numbered pages (its home and JSLeakPath page come on top); see
-	// JSHost and JSTruth. Zero serves no such host.
+	// many pages, its home included: the home and /p/1 … /p/(JSPages-1)
+	// (the JSLeakPath page comes on top); see JSHost and JSTruth. Zero
+	// serves no such host.
 	JSPages int
 }
 
@@ -284,7 +286,9 @@ func NewWeb(cfg Config) (*Web, error) {
 }
 
 // Close stops the server, ends every open response (including the hostile
-// endpoints) and waits until all of the web's goroutines have returned.
+// endpoints; a response not yet complete ends with a broken connection,
+// never a clean one) and waits until all of the web's goroutines have
+// returned.
 func (w *Web) Close() {
 	w.once.Do(func() {
 		w.mu.Lock()
@@ -405,10 +409,11 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	w.wg.Add(1)
 	w.mu.Unlock()
 	defer w.wg.Done()
-	host := strings.TrimSuffix(strings.ToLower(r.Host), ".")
+	host := strings.ToLower(r.Host)
 	if h, p, err := net.SplitHostPort(host); err == nil && p == "80" {
 		host = h
 	}
+	host = strings.TrimSuffix(host, ".")
 	if host == HostileHost {
 		w.acct.hostile(r)
 		if w.cfg.OnRequest != nil {
@@ -440,8 +445,8 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	if w.cfg.OnRequest != nil {
 		w.cfg.OnRequest(r)
 	}
-	if w.cfg.Latency > 0 && !w.sleep(r.Context(), w.cfg.Latency) {
-		return
+	if w.cfg.Latency > 0 {
+		w.sleep(r.Context(), w.cfg.Latency)
 	}
 	// The request stops counting as in flight once its response is
 	// ready, before any of it is written: a client cannot see the
@@ -452,17 +457,17 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	w.gen.write(rw, r, hi, res)
 }
 
-// sleep waits for d, or until the request ends or the web closes; it
-// reports whether the full time passed.
-func (w *Web) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits for d. If the request ends or the web closes first, it
+// aborts the handler (http.ErrAbortHandler), so that the connection is cut
+// instead of carrying a clean, empty response.
+func (w *Web) sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
 	case <-ctx.Done():
-		return false
+		panic(http.ErrAbortHandler)
 	case <-w.done:
-		return false
+		panic(http.ErrAbortHandler)
 	}
 }

@@ -21,16 +21,18 @@ const (
 	// Config.DripInterval, for up to 10 minutes.
 	HostileSlowDrip = "slow-drip"
 	// HostileStall sends nothing at all, not even headers, until the
-	// client goes away (or 10 minutes pass).
+	// client goes away; after 10 minutes, or when the web closes, it cuts
+	// the connection without a response.
 	HostileStall = "stall"
 	// HostileEndless sends an HTML body without Content-Length that goes
 	// on until the client goes away or Config.EndlessSize bytes are sent.
 	HostileEndless = "endless"
 	// HostileGzipBomb sends Content-Encoding: gzip whose body decompresses
-	// to Config.BombSize bytes, rounded up to whole MiB (concatenated gzip
-	// members of zeros).
+	// to Config.BombSize bytes, rounded up to whole MiB when it is over
+	// 1 MiB (concatenated gzip members of zeros).
 	HostileGzipBomb = "gzip-bomb"
-	// HostileBrotliBomb is the same with Content-Encoding: br.
+	// HostileBrotliBomb is the same with Content-Encoding: br, one stream
+	// of exactly Config.BombSize bytes.
 	HostileBrotliBomb = "brotli-bomb"
 	// HostileZstdBomb is the same with Content-Encoding: zstd
 	// (concatenated zstd frames).
@@ -129,7 +131,10 @@ func (w *Web) serveHostile(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ctx.Done():
 		case <-w.done:
+			// Returning would send an empty 200: cut the connection.
+			panic(http.ErrAbortHandler)
 		case <-deadline.C:
+			panic(http.ErrAbortHandler)
 		}
 	case HostileEndless:
 		hdr.Set("Content-Type", "text/html; charset=utf-8")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,52 @@ func TestDialContextRefusesOtherHosts(t *testing.T) {
 			t.Errorf("DialContext(%s) reached %s", addr, got)
 		}
 		conn.Close()
+	}
+}
+
+// Responses that Close (or a time limit) cuts short end with a broken
+// connection, never with a clean, empty 200 that a client could take for
+// the whole answer: the stalling endpoint, and pages and JavaScript-site
+// pages held by Config.Latency.
+func TestCloseCutsHeldResponses(t *testing.T) {
+	for i := 0; i < 10; i++ {
+		web, err := crawltest.NewWeb(crawltest.Config{Hosts: 1, PagesPerHost: 3, JSPages: 3, Latency: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls := []string{web.HostileURL(crawltest.HostileStall), "http://h0000.test/", "http://h0000.test/index.html", "http://app.test/"}
+		type result struct {
+			url    string
+			status int
+			n      int
+			err    error
+		}
+		results := make(chan result, len(urls))
+		arrived := make(chan struct{}, len(urls))
+		client := web.Client()
+		for _, u := range urls {
+			go func() {
+				trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { arrived <- struct{}{} }}
+				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, u, nil)
+				resp, err := client.Do(req)
+				if err != nil {
+					results <- result{url: u, err: err}
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				results <- result{u, resp.StatusCode, len(body), err}
+			}()
+		}
+		for range urls {
+			<-arrived
+		}
+		time.Sleep(20 * time.Millisecond) // let the handlers start waiting
+		web.Close()
+		for range urls {
+			if r := <-results; r.err == nil {
+				t.Fatalf("%s: a clean %d response of %d bytes after Close", r.url, r.status, r.n)
+			}
+		}
 	}
 }

@@ -3,8 +3,11 @@ package crawltest
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // FuzzResolve feeds arbitrary request targets to the server's request
@@ -91,5 +94,118 @@ func TestHostName(t *testing.T) {
 		if got, want := HostName(i), fmt.Sprintf("h%04d.test", i); got != want {
 			t.Errorf("HostName(%d) = %q, want %q", i, got, want)
 		}
+	}
+}
+
+// heldClock is a Config.Clock that returns base plus one millisecond per
+// call, and that can hold one call until released.
+type heldClock struct {
+	mu      sync.Mutex
+	base    time.Time
+	calls   int
+	hold    bool          // hold the next call
+	entered chan struct{} // closed when the held call starts
+	release chan struct{} // closed to let it return
+}
+
+func (c *heldClock) Now() time.Time {
+	c.mu.Lock()
+	c.calls++
+	t := c.base.Add(time.Duration(c.calls) * time.Millisecond)
+	hold := c.hold
+	c.hold = false
+	c.mu.Unlock()
+	if hold {
+		close(c.entered)
+		<-c.release
+	}
+	return t
+}
+
+// The accounting orders a request's arrival and another's end by the
+// clock readings it records: B reads the clock (arrives) before A's end
+// reads it, so B overlapped A, whatever order the two then take the lock
+// in. Reading the clock outside the lock let A's end slip in between and
+// leave B measuring a negative gap from an end that came after it.
+func TestAccountingClockOrder(t *testing.T) {
+	clock := &heldClock{base: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), entered: make(chan struct{}), release: make(chan struct{})}
+	web, err := NewWeb(Config{Hosts: 1, PagesPerHost: 3, MaxPerHost: 2, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	req := func(target string) *http.Request {
+		return &http.Request{Host: "h0000.test", RequestURI: target, Header: http.Header{"User-Agent": {"crawlkit/1.0"}}}
+	}
+	robots := req("/robots.txt")
+	web.acct.begin(0, robots, web.gen.resolve(0, robots))()
+	a := req("/")
+	endA := web.acct.begin(0, a, web.gen.resolve(0, a))
+	// A ends on time; then B and A's end race.
+	clock.mu.Lock()
+	clock.hold = true
+	clock.mu.Unlock()
+	b := req("/index.html")
+	beganB := make(chan struct{})
+	go func() {
+		defer close(beganB)
+		endB := web.acct.begin(0, b, web.gen.resolve(0, b))
+		endB()
+	}()
+	<-clock.entered // B has read the clock, A is still in flight
+	endedA := make(chan struct{})
+	go func() {
+		defer close(endedA)
+		endA()
+	}()
+	select {
+	case <-endedA:
+	case <-time.After(200 * time.Millisecond): // A's end waits for B's accounting
+	}
+	close(clock.release)
+	<-beganB
+	<-endedA
+
+	rep := web.Report()
+	h := rep.Hosts["h0000.test"]
+	if rep.SpacingViolations != 0 || rep.ConcurrencyViolations != 0 || h.MaxInFlight != 2 || h.MinGap < 0 {
+		t.Errorf("B arrived while A was in flight (MaxPerHost 2): spacing %d, concurrency %d, MaxInFlight %d, MinGap %v",
+			rep.SpacingViolations, rep.ConcurrencyViolations, h.MaxInFlight, h.MinGap)
+	}
+}
+
+// The same for the JavaScript site's accounting.
+func TestJSAccountingClockOrder(t *testing.T) {
+	clock := &heldClock{base: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), entered: make(chan struct{}), release: make(chan struct{})}
+	var a jsAccounting
+	req := func(path string) *http.Request {
+		return httptest.NewRequest(http.MethodGet, "http://"+JSHost+path, nil)
+	}
+	ra, rb := req("/"), req("/p/1")
+	a.begin(ra, clock.Now)
+	clock.mu.Lock()
+	clock.hold = true
+	clock.mu.Unlock()
+	beganB := make(chan struct{})
+	go func() {
+		defer close(beganB)
+		a.begin(rb, clock.Now)
+	}()
+	<-clock.entered
+	endedA := make(chan struct{})
+	go func() {
+		defer close(endedA)
+		a.end(ra, clock.Now)
+	}()
+	select {
+	case <-endedA:
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(clock.release)
+	<-beganB
+	<-endedA
+	a.end(rb, clock.Now)
+	if a.rep.MaxInFlight != 2 || a.rep.Gaps != 0 || a.rep.MinGap < 0 {
+		t.Errorf("B arrived while A was in flight: %+v", a.rep)
 	}
 }

@@ -431,9 +431,12 @@ type jsAccounting struct {
 	ended    bool
 }
 
-func (a *jsAccounting) begin(r *http.Request, now time.Time) {
+// begin and end read the clock under the lock, so that arrivals and ends
+// are accounted in the order of their times.
+func (a *jsAccounting) begin(r *http.Request, clock func() time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := clock()
 	if a.rep.PerPath == nil {
 		a.rep.PerPath = map[string]int{}
 	}
@@ -456,12 +459,13 @@ func (a *jsAccounting) begin(r *http.Request, now time.Time) {
 	a.rep.MaxInFlight = max(a.rep.MaxInFlight, a.inFlight)
 }
 
-func (a *jsAccounting) end(r *http.Request, now time.Time) {
+func (a *jsAccounting) end(r *http.Request, clock func() time.Time) {
 	if r.URL.Path == "/robots.txt" {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := clock()
 	a.inFlight--
 	a.lastEnd, a.ended = now, true
 }
@@ -480,20 +484,20 @@ func (w *Web) JSReport() JSReport {
 
 // serveJS answers a request to JSHost.
 func (w *Web) serveJS(rw http.ResponseWriter, r *http.Request) {
-	w.js.begin(r, w.cfg.Clock())
+	w.js.begin(r, w.cfg.Clock)
 	ended := false
 	end := func() {
 		if !ended {
 			ended = true
-			w.js.end(r, w.cfg.Clock())
+			w.js.end(r, w.cfg.Clock)
 		}
 	}
 	defer end()
 	if w.cfg.OnRequest != nil {
 		w.cfg.OnRequest(r)
 	}
-	if w.cfg.Latency > 0 && !w.sleep(r.Context(), w.cfg.Latency) {
-		return
+	if w.cfg.Latency > 0 {
+		w.sleep(r.Context(), w.cfg.Latency)
 	}
 	end()
 	hdr := rw.Header()

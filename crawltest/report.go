@@ -13,7 +13,11 @@ import (
 //
 // Robots violations are judged per request against the rules the host's
 // robots.txt gives the product token of that request's User-Agent (RFC
-// 9309 §2.2.1). Politeness is judged per virtual host, with the time from
+// 9309 §2.2.1). A request violates them if the rules disallow either its
+// request target as sent (path and query, with percent-encoded unreserved
+// characters decoded, RFC 9309 §2.2.2; so "Allow: /private/*.html$" does
+// not cover /private/x.html?utm_source=feed) or the canonical target of the
+// URL it names (so /docs/../private/x.html is caught too). Politeness is judged per virtual host, with the time from
 // Config.Clock. A request is in flight from its arrival until its response
 // is ready to be written (after Config.Latency); it ends at that moment. A
 // request that arrives while MaxPerHost requests to its host are in flight
@@ -61,7 +65,8 @@ type Report struct {
 	ContentRepeats int
 	// TrapFetches counts requests inside spider traps.
 	TrapFetches int
-	// NotFound counts requests answered 404 on the page hosts.
+	// NotFound counts requests answered 404 on the page hosts, other than
+	// for robots.txt and inside trap regions (see TrapFetches).
 	NotFound int
 }
 
@@ -140,10 +145,13 @@ func (a *accounting) hostile(r *http.Request) {
 func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) {
 	g := a.web.gen
 	token := productToken(r.Header.Get("User-Agent"))
-	now := a.web.cfg.Clock()
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// The clock is read under the lock, so that arrivals and ends are
+	// accounted in the order of their times: read before it, a request's
+	// arrival could be accounted after the end of a request it overlapped.
+	now := a.web.cfg.Clock()
 	hs := a.hosts[h]
 	if hs == nil {
 		hs = &hostState{}
@@ -161,7 +169,11 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 		a.rep.BeforeRobots++
 		hs.BeforeRobots++
 	}
-	if res.canonical != "" && !g.allowed(h, token, res.target) {
+	// The rules are matched against the target as sent (RFC 9309
+	// §2.2.2) and against the canonical target of what it names, so that
+	// neither a spelling the rules disallow nor a disallowed page under
+	// another spelling escapes.
+	if res.canonical != "" && (!g.allowed(h, token, res.target) || res.sent != res.target && !g.allowed(h, token, res.sent)) {
 		a.rep.RobotsViolations++
 		hs.RobotsViolations++
 		if len(a.rep.RobotsViolationURLs) < maxViolationURLs {
@@ -202,9 +214,9 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 		a.content[key] = true
 	}
 	return func() {
-		now := a.web.cfg.Clock()
 		a.mu.Lock()
 		defer a.mu.Unlock()
+		now := a.web.cfg.Clock()
 		if a.hosts[h] != hs {
 			return // the report was reset meanwhile
 		}

@@ -327,3 +327,56 @@ func TestLatencyAndOnRequest(t *testing.T) {
 		t.Errorf("OnRequest saw %v", seen)
 	}
 }
+
+// A request is judged by the URL it actually sent as well as by the page it
+// names: robots.txt rules are matched against the request target (RFC 9309
+// §2.2.2, with "$" anchoring at the end of path and query), so a spelling
+// that the rules disallow is a violation even where the canonical URL of
+// the same page is allowed.
+func TestReportJudgesRobotsOnRequestedSpelling(t *testing.T) {
+	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 6, PagesPerHost: 20, NoTraps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	if web.Hosts()[5].Robots != crawltest.RobotsWildcard {
+		t.Fatalf("unexpected variants: %+v", web.Hosts())
+	}
+	private5 := pageIn(t, web, "h0005.test", "/private/") // allowed by Allow: /private/*.html$
+	shopPrint := ""
+	for _, u := range web.TruthFor("crawlkit", 0).URLs() {
+		if strings.HasPrefix(u, "http://h0005.test/shop/item?") && strings.HasSuffix(u, "&print=1") {
+			shopPrint = u
+		}
+	}
+	if shopPrint == "" {
+		t.Fatal("no allowed shop print page on h0005.test")
+	}
+	base, query, _ := strings.Cut(shopPrint, "?")
+	reordered := base + "?print=1&" + strings.TrimSuffix(query, "&print=1") // matches Disallow: /*?print=
+	for _, c := range []struct {
+		url       string
+		violation bool
+	}{
+		{private5, false},
+		{private5 + "#top", false},
+		{strings.Replace(private5, "/private/", "/%70rivate/", 1), false},
+		{private5 + "?utm_source=feed&utm_medium=referral", true}, // "$" does not match before a query
+		{private5 + "?", true},
+		{shopPrint, false},
+		{reordered, true},
+		{strings.Replace(reordered, "?print", "?%70rint", 1), true}, // unreserved escapes are decoded first
+	} {
+		web.ResetReport()
+		if status := fetch(t, web, "crawlkit/1.0", c.url); status != http.StatusOK {
+			t.Fatalf("%s: status %d", c.url, status)
+		}
+		want := 0
+		if c.violation {
+			want = 1
+		}
+		if rep := web.Report(); rep.RobotsViolations != want {
+			t.Errorf("%s: %d robots violations, want %d", c.url, rep.RobotsViolations, want)
+		}
+	}
+}

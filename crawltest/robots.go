@@ -31,7 +31,9 @@ const (
 	// Crawl-delay.
 	RobotsAgentGroup
 	// RobotsWildcard uses "*" and "$" (RFC 9309 §2.2.3): it disallows
-	// print versions (/*?print=), blog pages whose name contains "draft",
+	// print versions of articles (/*?print=; a shop item's canonical
+	// print URL has print=1 after its other parameters, so it stays
+	// allowed), blog pages whose name contains "draft",
 	// and /shop/item$ (which matches no page, since every item has a
 	// query); it allows /private/*.html$ over the longer-matching
 	// Disallow: /private/ (RFC 9309 §2.2.2, longest match wins).

@@ -24,6 +24,10 @@ type resolution struct {
 	target    string // the canonical request target (path and query)
 	nd        node   // the page, for resPage
 	trap      TrapKind
+	// sent is the request target as sent, with percent-encoded
+	// unreserved characters decoded: what robots.txt rules are matched
+	// against (RFC 9309 §2.2.2).
+	sent string
 }
 
 // resolve maps a request to host h onto the web.
@@ -39,6 +43,7 @@ func (g *generator) resolve(h int, r *http.Request) resolution {
 	rest := c[strings.Index(c, "://")+3:]
 	res.target = rest[strings.IndexByte(rest, '/'):]
 	res.canonical = "http://" + HostName(h) + res.target
+	res.sent = sentTarget(r.RequestURI)
 	if res.target == "/robots.txt" {
 		res.kind = resRobots
 		return res
@@ -51,6 +56,33 @@ func (g *generator) resolve(h int, r *http.Request) resolution {
 		res.kind, res.nd = resPage, nd
 	}
 	return res
+}
+
+// sentTarget returns the path and query of a request target (origin or
+// absolute form) as sent, with percent-encoded unreserved characters
+// decoded, which RFC 9309 §2.2.2 requires before matching robots.txt rules.
+// Unlike Canonical it keeps dot segments, tracking and empty parameters, an
+// empty query and the order of parameters.
+func sentTarget(requestURI string) string {
+	t := requestURI
+	if !strings.HasPrefix(t, "/") {
+		_, rest, _ := strings.Cut(t, "://")
+		i := strings.IndexAny(rest, "/?")
+		if i < 0 {
+			return "/"
+		}
+		t = rest[i:]
+		if t[0] == '?' {
+			t = "/" + t
+		}
+	}
+	t, _, _ = strings.Cut(t, "#")
+	path, query, hasQuery := strings.Cut(t, "?")
+	t = normalizeEscapes(path)
+	if hasQuery {
+		t += "?" + normalizeEscapes(query)
+	}
+	return t
 }
 
 // lastModified is the Last-Modified date of every page: fixed, so that

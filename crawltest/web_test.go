@@ -290,3 +290,25 @@ func TestTrapsAreEndless(t *testing.T) {
 		t.Errorf("TrapFetches = %d, want %d", rep.TrapFetches, 4*25)
 	}
 }
+
+// Every host spelling that DialContext and Canonical accept reaches the
+// host and is accounted: a trailing dot before the port too.
+func TestHostSpellings(t *testing.T) {
+	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 2, PagesPerHost: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	spellings := []string{"http://h0001.test/", "http://H0001.TEST/", "http://h0001.test./", "http://h0001.test:80/", "http://h0001.test.:80/", "http://H0001.Test.:80/"}
+	for _, u := range spellings {
+		if c, err := crawltest.Canonical(u); err != nil || c != "http://h0001.test/" {
+			t.Fatalf("Canonical(%q) = %q, %v", u, c, err)
+		}
+		if status := fetch(t, web, "crawlkit", u); status != http.StatusOK {
+			t.Errorf("%s: status %d", u, status)
+		}
+	}
+	if rep := web.Report(); rep.Requests != len(spellings) || rep.PerPage["http://h0001.test/"] != len(spellings) {
+		t.Errorf("Requests %d, PerPage %v; want %d each", rep.Requests, rep.PerPage, len(spellings))
+	}
+}
