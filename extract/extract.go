@@ -21,14 +21,17 @@
 // byte-order mark, the Content-Type charset, a <meta> charset declaration in
 // the first 1024 bytes, or else by checking whether the bytes are valid
 // UTF-8 (windows-1252 otherwise), the order of the WHATWG encoding sniffing
-// algorithm as implemented by golang.org/x/net/html/charset. Invalid bytes
-// become U+FFFD; they never stop extraction.
+// algorithm as implemented by golang.org/x/net/html/charset (a <meta>
+// naming x-user-defined means windows-1252, as the prescan prescribes).
+// Invalid bytes become U+FFFD; they never stop extraction.
 //
-// Links are resolved against the document's base URL (the first
-// <base href>, else the page URL) with urlnorm's browser-compatible
-// resolver, so "//host/x", "\x" and friends mean what they mean in a
-// browser. Resolution happens after the pass, because a <base> element
-// applies to links that precede it too.
+// Links are resolved against the document's base URL (the first <base>
+// with an href attribute outside <template>, else the page URL) with
+// urlnorm's browser-compatible resolver, so "//host/x", "\x" and friends
+// mean what they mean in a browser. As in a browser, a query in a page
+// whose encoding is not UTF-8 (or UTF-16) is percent-encoded in the page's
+// encoding (HTML's "encoding-parse a URL"). Resolution happens after the
+// pass, because a <base> element applies to links that precede it too.
 package extract
 
 import (
@@ -102,7 +105,8 @@ func (r Rel) Nofollow() bool { return r&(RelNofollow|RelUGC|RelSponsored) != 0 }
 // Link is one URL reference found in the page.
 type Link struct {
 	// URL is the absolute http(s) URL the reference resolves to, as
-	// serialized by the URL Standard; not normalized.
+	// serialized by the URL Standard, its query percent-encoded in the
+	// page's encoding as a browser does it; not normalized.
 	URL string
 	// Raw is the attribute value as written (entity-decoded).
 	Raw string
@@ -135,19 +139,20 @@ type Robots struct {
 // Document is what Extract found in a page.
 type Document struct {
 	// Base is the URL links were resolved against: the page URL, or the
-	// first <base href> resolved against it.
+	// href of the first <base> that has one (outside <template>) resolved
+	// against it; an empty href means the page URL.
 	Base string
 	// Charset is the name of the encoding the body was decoded from.
 	Charset string
-	// Title is the first <title> outside SVG; Description the first
-	// <meta name="description">; both white-space folded and bounded by
-	// Options.MaxFieldBytes.
+	// Title is the first <title> outside SVG and <template>; Description
+	// the first <meta name="description"> outside <template>; both with
+	// white space folded, bounded by Options.MaxFieldBytes.
 	Title, Description string
 	// Language is <html lang>, else <meta http-equiv="content-language">,
 	// else the Content-Language header.
 	Language string
-	// Canonical is the first <link rel="canonical"> resolved; empty if
-	// none.
+	// Canonical is the first <link rel="canonical"> outside <template>
+	// resolved; empty if none.
 	Canonical string
 	// Text is the visible text: text outside <script>, <style>,
 	// <noscript>, <template>, <textarea> and <title>, with white space runs
@@ -185,7 +190,8 @@ type Options struct {
 	// DefaultMaxFieldBytes.
 	MaxFieldBytes int
 	// MaxAttrBytes drops URL attributes longer than this (counted in
-	// Skipped); other attributes are cut to it. Default DefaultMaxAttrBytes.
+	// Skipped), and so a meta refresh URL longer than this; other
+	// attributes are cut to it. Default DefaultMaxAttrBytes.
 	MaxAttrBytes int
 	// MaxTokenBytes caps the tokenizer's buffer, so one giant token cannot
 	// exhaust memory. Default DefaultMaxTokenBytes.

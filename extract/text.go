@@ -252,18 +252,19 @@ func parseRel(v []byte) Rel {
 // eachSrcset calls fn with the URL of every image candidate in a srcset
 // attribute, following the HTML standard's "parse a srcset attribute"
 // (§4.8.4.3.10): candidates are separated by commas; a URL is a run of
-// non-space characters, with trailing commas removed; descriptors follow up
-// to the next comma outside parentheses.
+// characters other than ASCII white space, with trailing commas removed;
+// descriptors follow up to the next comma outside parentheses (which do not
+// nest: the first ')' closes them).
 func eachSrcset(v []byte, fn func(url []byte)) {
 	for {
-		for len(v) > 0 && (isSpace(v[0]) || v[0] == ',') {
+		for len(v) > 0 && (isASCIISpace(v[0]) || v[0] == ',') {
 			v = v[1:]
 		}
 		if len(v) == 0 {
 			return
 		}
 		i := 0
-		for i < len(v) && !isSpace(v[i]) {
+		for i < len(v) && !isASCIISpace(v[i]) {
 			i++
 		}
 		u := v[:i]
@@ -279,15 +280,16 @@ func eachSrcset(v []byte, fn func(url []byte)) {
 			continue
 		}
 		// Skip the descriptors up to a comma not inside parentheses.
-		depth := 0
+		// Parentheses do not nest: the first ')' ends them.
+		inParens := false
 		for len(v) > 0 {
 			c := v[0]
 			v = v[1:]
 			if c == '(' {
-				depth++
-			} else if c == ')' && depth > 0 {
-				depth--
-			} else if c == ',' && depth == 0 {
+				inParens = true
+			} else if c == ')' {
+				inParens = false
+			} else if c == ',' && !inParens {
 				break
 			}
 		}

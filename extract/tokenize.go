@@ -9,10 +9,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/transform"
 
 	"github.com/crawlkit/crawlkit/urlnorm"
@@ -54,6 +58,10 @@ type state struct {
 	template  int // depth of <template>, whose content is inert
 	langSeen  bool
 	metaLang  string
+
+	// queryEnc is the document's encoding when URL queries are
+	// percent-encoded in it rather than in UTF-8, else nil.
+	queryEnc encoding.Encoding
 
 	robots robotsAcc
 }
@@ -101,8 +109,21 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 		peek, _ = br.Peek(1024)
 		src = br
 	}
-	enc, name, _ := charset.DetermineEncoding(peek, contentType)
+	enc, name, certain := charset.DetermineEncoding(peek, contentType)
+	if !certain && name == "x-user-defined" {
+		// WHATWG prescan: a <meta> naming x-user-defined means
+		// windows-1252; only a Content-Type label selects it.
+		enc, name = charmap.Windows1252, "windows-1252"
+	}
 	s.doc.Charset = name
+	switch name {
+	case "utf-8", "utf-16be", "utf-16le", "replacement":
+		// The output encoding of these is UTF-8.
+	default:
+		// Not enc, whose encoder writes "&#N;" for what it cannot
+		// encode, which the URL Standard percent-encodes.
+		s.queryEnc, _ = htmlindex.Get(name)
+	}
 	switch {
 	case r == nil && (name == "utf-8" || name == "windows-1252" && isASCII(body)):
 		// The common case: tokenize the body in place. (A page without
@@ -228,7 +249,7 @@ func (s *state) start(selfClosing bool) {
 		}
 		return
 	case atom.Title:
-		if !s.titleSeen && s.svg == 0 {
+		if !s.titleSeen && s.svg == 0 && s.template == 0 {
 			s.titleSeen, s.inTitle = true, true
 		} else {
 			s.skipRaw = true
@@ -423,7 +444,7 @@ func (s *state) linkTag(k Kind, attr string) {
 	if l.Raw == "" {
 		return
 	}
-	if k == KindLink && l.Rel&RelCanonical != 0 && s.canon == "" {
+	if k == KindLink && l.Rel&RelCanonical != 0 && s.canon == "" && s.template == 0 {
 		s.canon = l.Raw
 	}
 	s.add(l)
@@ -495,9 +516,9 @@ func (s *state) meta() {
 		case "http-equiv":
 			equiv = append(equiv[:0], trimHTMLSpace(val)...)
 		case "content":
-			if len(val) > s.o.MaxAttrBytes {
-				val = val[:s.o.MaxAttrBytes]
-			}
+			// Kept whole (the tag is bounded by MaxTokenBytes): a
+			// refresh URL cut short would be another URL, so it is
+			// measured against MaxAttrBytes only once parsed out.
 			content = append(content[:0], val...)
 		}
 	})
@@ -505,16 +526,15 @@ func (s *state) meta() {
 	case len(name) > 0:
 		switch {
 		case equalFold(name, "description"):
-			if s.doc.Description == "" {
+			if s.doc.Description == "" && s.template == 0 {
 				var t textBuf
 				t.limit = s.o.MaxFieldBytes
 				t.add(content)
 				s.doc.Description = t.string()
 			}
-		case equalFold(name, "robots"):
-			s.robots.meta(content)
-		case s.robots.agent != "" && equalFold(name, s.robots.agent):
-			s.robots.meta(content)
+		case equalFold(name, "robots"),
+			s.robots.agent != "" && equalFold(name, s.robots.agent):
+			s.robots.meta(content[:min(len(content), s.o.MaxAttrBytes)])
 		}
 	case equalFold(equiv, "refresh"):
 		if u := refreshURL(content); len(u) > 0 {
@@ -532,15 +552,19 @@ func (s *state) meta() {
 	}
 }
 
+// base records the href of the document's first <base> that has one, even
+// an empty one (HTML §4.2.3: "the first base element with an href content
+// attribute, in tree order"); a <base> in a <template> is not in the
+// document.
 func (s *state) base() {
-	if s.haveBase {
+	if s.haveBase || s.template > 0 {
 		return
 	}
 	s.attrs(func(key, val []byte) {
 		if !s.haveBase && string(key) == "href" {
-			if raw := s.urlAttr(val); raw != "" {
-				s.baseHref, s.haveBase = raw, true
-			}
+			// An empty or over-long value leaves baseHref empty, which
+			// resolves to the page URL.
+			s.baseHref, s.haveBase = s.urlAttr(val), true
 		}
 	})
 }
@@ -575,11 +599,15 @@ func (s *state) finish(header http.Header) {
 	}
 	d.Robots = s.robots.result()
 
+	var qe *queryEncoder
+	if s.queryEnc != nil {
+		qe = &queryEncoder{e: s.queryEnc.NewEncoder()}
+	}
 	base := d.Base
 	if s.haveBase {
 		// HTML: the document base URL is the first <base href> resolved
 		// against the document's URL, if that resolution succeeds.
-		if b, err := urlnorm.ResolveString(base, s.baseHref); err == nil && isHTTP(b) {
+		if b, err := urlnorm.ResolveString(base, qe.encode(s.baseHref)); err == nil && isHTTP(b) {
 			base = b
 		}
 	}
@@ -593,6 +621,7 @@ func (s *state) finish(header http.Header) {
 		}
 	}
 	resolve := func(raw string) (string, bool) {
+		raw = qe.encode(raw)
 		b := base
 		switch {
 		case hasHTTPPrefix(raw):
@@ -680,4 +709,90 @@ func hasScheme(ref string) bool {
 		}
 	}
 	return false
+}
+
+// queryEncoder percent-encodes the query of a URL reference in a document
+// whose encoding is not UTF-8, as HTML's "encoding-parse a URL" and the URL
+// Standard's query state do: the query is encoded in the document's
+// encoding, and a code point the encoding cannot represent becomes
+// "%26%23", its decimal number and "%3B" (an HTML numeric reference,
+// percent-encoded). A nil *queryEncoder leaves references alone.
+type queryEncoder struct {
+	e   *encoding.Encoder
+	out []byte
+}
+
+// encode returns ref with the non-ASCII characters of its query
+// percent-encoded; the rest, left to the URL parser, is unchanged.
+func (q *queryEncoder) encode(ref string) string {
+	if q == nil {
+		return ref
+	}
+	// The query starts at the first '?' and ends at the first '#' after
+	// it; a '?' after a '#' is part of the fragment.
+	i := strings.IndexAny(ref, "?#")
+	if i < 0 || ref[i] == '#' {
+		return ref
+	}
+	end := len(ref)
+	if j := strings.IndexByte(ref[i:], '#'); j >= 0 {
+		end = i + j
+	}
+	query := ref[i+1 : end]
+	if isASCII([]byte(query)) {
+		return ref
+	}
+	out := append(q.out[:0], ref[:i+1]...)
+	// Encode runs of encodable code points in one go (ISO-2022-JP is
+	// stateful) and each other code point as a reference.
+	var one [utf8.UTFMax]byte
+	var scratch [16]byte
+	run := 0
+	for k := 0; k < len(query); {
+		r, size := utf8.DecodeRuneInString(query[k:])
+		if r < utf8.RuneSelf {
+			k++
+			continue
+		}
+		q.e.Reset()
+		if _, _, err := q.e.Transform(scratch[:], one[:utf8.EncodeRune(one[:], r)], true); err == nil {
+			k += size
+			continue
+		}
+		var ok bool
+		if out, ok = q.appendRun(out, query[run:k]); !ok {
+			return ref
+		}
+		out = fmt.Appendf(out, "%%26%%23%d%%3B", r)
+		k += size
+		run = k
+	}
+	out, ok := q.appendRun(out, query[run:])
+	if !ok {
+		return ref
+	}
+	out = append(out, ref[end:]...)
+	q.out = out
+	return string(out)
+}
+
+// appendRun appends s encoded, with every byte that is not ASCII, and '#',
+// percent-encoded; the URL parser encodes the ASCII bytes it must.
+func (q *queryEncoder) appendRun(out []byte, s string) ([]byte, bool) {
+	if s == "" {
+		return out, true
+	}
+	b, _, err := transform.Bytes(q.e, []byte(s))
+	if err != nil {
+		return out, false
+	}
+	const hex = "0123456789ABCDEF"
+	for _, c := range b {
+		if c >= utf8.RuneSelf || c == '#' {
+			out = append(out, '%', hex[c>>4], hex[c&15])
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out, true
 }
