@@ -69,10 +69,11 @@ var charClass = func() (t [256]uint16) {
 	set(cScheme, "+-.")
 	set(cHex, "0123456789abcdefABCDEF")
 	set(cInvalid, "\"<>[\\]^`{|}")
-	// URL Standard §1.3 percent-encode sets.
+	// URL Standard §1.3 percent-encode sets. '^' joined the path set in
+	// 2025 (whatwg/url#846), as Chrome and Firefox already encoded it.
 	set(cWFragment, " \"<>`")
 	set(cWQuery, " \"#<>'")
-	set(cWPath, " \"#<>?`{}")
+	set(cWPath, " \"#<>?^`{}")
 	set(cWUserinfo, " \"#<>?`{}/:;=@[\\]^|")
 	set(cForbiddenDomain, "#/:<>?@[\\]^|%")
 	set(cTabNL, "\t\n\r")

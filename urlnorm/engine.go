@@ -21,6 +21,11 @@ type engine struct {
 	dots       bool // resolve dot segments
 	perParam   bool // the query needs splitting into parameters
 	dropParams bool
+
+	// Runs of slashes in the path are collapsed per segment as it is
+	// written (dropEmpty) or in one pass once dot segments are resolved
+	// (collapseSlashes).
+	dropEmpty, collapseSlashes bool
 }
 
 // whatwgOptions is the (empty) option set of the Resolve engine; every
@@ -50,6 +55,17 @@ func (e *engine) init(o *Options) {
 	}
 	e.frag.init(set, qUpper, qDecode, o.EscapeStrayPercent, false)
 	e.dots = o.RemoveDotSegments
+	// Empty segments must stay until dot segments are resolved, so that
+	// ".." removes them as RFC 3986 §5.2.4 does ("/a//../b" is "/a/b").
+	// Safe Browsing's reference implementation (Go's path.Clean)
+	// collapses first ("/b"), and its profile does the same.
+	if o.RemoveDuplicateSlashes {
+		if e.dots && !o.RepeatedUnescape {
+			e.collapseSlashes = true
+		} else {
+			e.dropEmpty = true
+		}
+	}
 	e.dropParams = len(o.DropParams) > 0
 	e.perParam = o.SortQuery || o.RemoveEmptyParams || o.RemoveEmptyParamValue || e.dropParams
 }
@@ -416,6 +432,9 @@ func (e *engine) appendPath(b []byte, dir string, hasDir bool, segs string, hasP
 	if hasPath {
 		b = e.appendSegments(b, pathStart, segs, special, true)
 	}
+	if e.collapseSlashes {
+		b = collapseSlashes(b, pathStart)
+	}
 	if e.whatwg {
 		if len(b) == pathStart {
 			b = append(b, '/')
@@ -453,14 +472,16 @@ func (e *engine) appendPath(b []byte, dir string, hasDir bool, segs string, hasP
 // lastIsLast, the final segment of s is the path's last.
 func (e *engine) appendSegments(b []byte, pathStart int, s string, special, lastIsLast bool) []byte {
 	// Backslashes are rare; only when one is present does the separator
-	// search need to look for both.
+	// search need to look for both. It then stops at the first of either:
+	// searching for each on its own would scan the rest of s for the one
+	// that is absent at every segment, quadratic in the path's length.
 	backslash := special && strings.IndexByte(s, '\\') >= 0
 	for {
-		end := strings.IndexByte(s, '/')
+		var end int
 		if backslash {
-			if i := strings.IndexByte(s, '\\'); i >= 0 && (end < 0 || i < end) {
-				end = i
-			}
+			end = strings.IndexAny(s, `/\`)
+		} else {
+			end = strings.IndexByte(s, '/')
 		}
 		if end < 0 {
 			end = len(s)
@@ -506,10 +527,23 @@ func (e *engine) appendSegment(b []byte, pathStart int, seg string, last bool) [
 			return b
 		}
 	}
-	if len(w) == 0 && !last && e.o.RemoveDuplicateSlashes {
+	if len(w) == 0 && !last && e.dropEmpty {
 		return b[:segStart]
 	}
 	return b
+}
+
+// collapseSlashes replaces each run of '/' in b[start:] by one, in place.
+func collapseSlashes(b []byte, start int) []byte {
+	w := start
+	for r := start; r < len(b); r++ {
+		if b[r] == '/' && w > start && b[w-1] == '/' {
+			continue
+		}
+		b[w] = b[r]
+		w++
+	}
+	return b[:w]
 }
 
 // dropPathParams removes the dropped ";name=value" parameters from the

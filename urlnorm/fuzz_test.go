@@ -15,6 +15,7 @@ var fuzzSeeds = []string{
 	"http://h/b/..;jsessionid=1/a",
 	"http://host/%2525252525252525", "http://x/index.html/", "mailto:x", "\x00http://x/\t\n ",
 	"http://xn--bcher-kva.de./", "http://1.2.3.4.5/", "http://a..b.../", "http://[::ffff:1.2.3.4]/",
+	".[", "http://..[x/", "http://www.[x/",
 }
 
 // FuzzNormalize checks that Normalize never panics, that its errors match

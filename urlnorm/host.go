@@ -153,6 +153,11 @@ func (e *engine) appendHost(b []byte, h string, special bool, input string) ([]b
 	if len(b) == start && special {
 		return b, invalid(input, "empty host")
 	}
+	// Dropping leading dots or "www." must not leave a host that would be
+	// read back as an IP literal (".[" would give "http://[/").
+	if len(b) > start && b[start] == '[' {
+		return b, invalid(input, "host starts with '['")
+	}
 	return b, nil
 }
 

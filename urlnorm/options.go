@@ -103,7 +103,11 @@ type Options struct {
 	// RemoveDotSegments resolves "." and ".." path segments (RFC 3986
 	// §5.2.4).
 	RemoveDotSegments bool
-	// RemoveDuplicateSlashes collapses runs of '/' in the path.
+	// RemoveDuplicateSlashes collapses runs of '/' in the path. With
+	// RemoveDotSegments this happens after dot segments are resolved, so
+	// that ".." removes an empty segment as RFC 3986 §5.2.4 and browsers
+	// do ("/a//../b" becomes "/a/b", not "/b"); with RepeatedUnescape it
+	// happens first, as in the Safe Browsing reference implementation.
 	RemoveDuplicateSlashes bool
 	// LowercasePath lower-cases the ASCII letters of the path. Paths are
 	// case-sensitive: this can merge distinct pages.

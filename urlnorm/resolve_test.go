@@ -32,7 +32,7 @@ func TestResolveString(t *testing.T) {
 		{"//[2001:db8:0:0:1:0:0:1]/", "http://[2001:db8::1:0:0:1]/"},
 		{"\x00 /d\x1f ", "http://user:pw@example.org:8080/d"},
 		{"/a\tb\nc", "http://user:pw@example.org:8080/abc"},
-		{"/%zz|^{}", "http://user:pw@example.org:8080/%zz|^%7B%7D"},
+		{"/%zz|^{}", "http://user:pw@example.org:8080/%zz|%5E%7B%7D"},
 		{"mailto:Someone@Example.org", "mailto:Someone@Example.org"},
 		{"JavaScript:alert(1)", "javascript:alert(1)"},
 	}
@@ -40,6 +40,25 @@ func TestResolveString(t *testing.T) {
 		got, err := ResolveString(base, c.ref)
 		if err != nil || got != c.want {
 			t.Errorf("ResolveString(base, %q) = %q, %v; want %q", c.ref, got, err, c.want)
+		}
+	}
+}
+
+// TestResolveCaretInPath checks that '^' is percent-encoded in a path, as
+// the URL Standard's path percent-encode set has required since
+// whatwg/url#846 (2025) and Chrome and Firefox do, and nowhere else.
+func TestResolveCaretInPath(t *testing.T) {
+	cases := []struct{ base, ref, want string }{
+		{"", "http://h/a^b", "http://h/a%5Eb"},
+		{"http://h/x/", "a^b", "http://h/x/a%5Eb"},
+		{"http://h/a^b/", "c", "http://h/a%5Eb/c"},
+		{"", "http://h/a^b?c^d#e^f", "http://h/a%5Eb?c^d#e^f"},
+		{"", "http://u^v@h/", "http://u%5Ev@h/"},
+	}
+	for _, c := range cases {
+		got, err := ResolveString(c.base, c.ref)
+		if err != nil || got != c.want {
+			t.Errorf("ResolveString(%q, %q) = %q, %v; want %q", c.base, c.ref, got, err, c.want)
 		}
 	}
 }

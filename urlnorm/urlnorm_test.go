@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crawlkit/crawlkit/internal/urlcorpus"
 )
@@ -191,6 +192,96 @@ func TestMaxLength(t *testing.T) {
 	huge := "http://example.com/" + strings.Repeat("a", 3*DefaultMaxLength)
 	if got, err := o.Normalize(huge); err != nil || got != huge {
 		t.Errorf("MaxLength -1: got %d bytes, err %v", len(got), err)
+	}
+}
+
+// TestDotSegmentsBeforeDuplicateSlashes checks that ".." removes the empty
+// segment before it, as RFC 3986 §5.2.4 and the URL Standard's path state
+// do ("/a//../b" is "/a/b", the page a browser requests), and that runs of
+// slashes collapse only afterwards. Collapsing first let ".." remove "a"
+// too, folding the link into the different page "/b". Safe Browsing keeps
+// the order of its reference implementation (Go's path.Clean).
+func TestDotSegmentsBeforeDuplicateSlashes(t *testing.T) {
+	checkNormalize(t, &Crawler, []normCase{
+		{"http://example.com/a//../b", "http://example.com/a/b"},
+		{`http://example.com/a\\..\b`, "http://example.com/a/b"},
+		{"http://example.com/a/b//../../c", "http://example.com/a/c"},
+		{"http://example.com/a//..", "http://example.com/a/"},
+		{"http://example.com/a/;jsessionid=1/../b", "http://example.com/a/b"},
+		{"http://example.com/a/..//b", "http://example.com/b"},
+		{"http://example.com/a//./b//", "http://example.com/a/b/"},
+		{"http://example.com//a", "http://example.com/a"},
+	})
+	checkNormalize(t, &Aggressive, []normCase{
+		{"http://example.com/A//../B/", "http://example.com/a/b"},
+	})
+	checkNormalize(t, &SafeBrowsing, []normCase{
+		{"http://example.com/a//../b", "http://example.com/b"},
+	})
+	// A link normalizes to the same key whether or not it was resolved
+	// first.
+	for _, in := range []string{"http://example.com/a//../b", "http://example.com/x/y//z/../../c"} {
+		r, err := ResolveString("", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n1, err1 := Normalize(in)
+		n2, err2 := Normalize(r)
+		if err1 != nil || err2 != nil || n1 != n2 {
+			t.Errorf("Normalize(%q) = %q, %v but Normalize(ResolveString(%q) = %q) = %q, %v", in, n1, err1, in, r, n2, err2)
+		}
+	}
+}
+
+// TestHostBracketAfterDots checks that removing a host's leading dots (or
+// "www.") cannot leave a host that starts with '[' and so reads back as an
+// IPv6 literal: Safe Browsing turned ".[" into "http://[/", which it then
+// rejected.
+func TestHostBracketAfterDots(t *testing.T) {
+	www := Options{RemoveWWW: true}
+	for _, c := range []struct {
+		o  *Options
+		in string
+	}{
+		{&SafeBrowsing, ".["},
+		{&SafeBrowsing, "http://..[x/"},
+		{&www, "http://www.[x/"},
+	} {
+		if got, err := c.o.Normalize(c.in); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Normalize(%q) = %q, %v; want ErrInvalid", c.in, got, err)
+		}
+	}
+	if got, err := SafeBrowsing.Normalize("http://.[::1]/"); err == nil {
+		if again, err := SafeBrowsing.Normalize(got); err != nil || again != got {
+			t.Errorf("%q -> %q -> %q, %v", "http://.[::1]/", got, again, err)
+		}
+	}
+}
+
+// TestBackslashPathLinear checks that a path separated by backslashes, or
+// by slashes with a backslash somewhere, is split in linear time: looking
+// for the next '/' and the next '\\' from every segment scanned the rest of
+// the path each time, quadratic in its length (seconds for 1 MiB, with
+// MaxLength -1 or a long base URL in Resolve).
+func TestBackslashPathLinear(t *testing.T) {
+	o := Crawler
+	o.MaxLength = -1
+	const n = 1 << 20
+	for name, in := range map[string]string{
+		"backslashes":      "http://h" + strings.Repeat(`\`, n),
+		"slashes then one": "http://h" + strings.Repeat("/", n) + `\`,
+		"segments":         "http://h/" + strings.Repeat(`a\`, n/2),
+	} {
+		start := time.Now()
+		if _, err := o.Normalize(in); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := ResolveString(in, "x"); err == nil {
+			t.Errorf("%s: ResolveString accepted a %d-byte result", name, len(in))
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: %d bytes took %v", name, len(in), d)
+		}
 	}
 }
 
