@@ -200,3 +200,73 @@ func BenchmarkMemoryPerURL(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkStoreCycle measures Next+Done on a frontier with a MemoryStore.
+// queued: one Add+Next+Done cycle with 10 URLs queued for each of 10k
+// hosts. recrawl: 20k hosts with one URL each, every success recrawled 10 ms
+// later on a clock that advances 1 µs per cycle, so that half the URLs wait
+// as delayed URLs (most of them in the store) and every lease is of a URL
+// that came due.
+func BenchmarkStoreCycle(b *testing.B) {
+	const hosts = 10_000
+	b.Run("queued", func(b *testing.B) {
+		f, err := New(Options{Store: NewMemoryStore(), Politeness: FixedDelay(0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		urls := make([]string, 10*hosts+1<<20)
+		for i := range urls {
+			urls[i] = fmt.Sprintf("http://h%05d.test/page/%d", i%hosts, i)
+		}
+		host := func(i int) string { return urls[i][len("http://") : len("http://")+len("h00000.test")] }
+		for i := 0; i < 10*hosts; i++ {
+			if err := f.AddAt(t0, Entry{URL: urls[i], Host: host(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := cpuTime()
+		for i := 0; i < b.N; i++ {
+			j := 10*hosts + i&(1<<20-1)
+			if err := f.AddAt(t0, Entry{URL: urls[j], Host: host(j)}); err != nil {
+				b.Fatal(err)
+			}
+			l, _, err := f.NextAt(t0)
+			if err != nil || l == nil {
+				b.Fatalf("NextAt: %v %v", l, err)
+			}
+			if err := f.DoneAt(t0, l, Success(0)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, start, "cycles")
+	})
+	b.Run("recrawl", func(b *testing.B) {
+		f, err := New(Options{Store: NewMemoryStore(), Politeness: FixedDelay(0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		for i := 0; i < 2*hosts; i++ {
+			if err := f.AddAt(t0, Entry{URL: fmt.Sprintf("http://r%05d.test/", i), Host: fmt.Sprintf("r%05d.test", i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := cpuTime()
+		for i := 0; i < b.N; i++ {
+			now := t0.Add(time.Duration(i) * time.Microsecond)
+			l, _, err := f.NextAt(now)
+			if err != nil || l == nil {
+				b.Fatalf("NextAt: %v %v", l, err)
+			}
+			if err := f.DoneAt(now, l, Outcome{Kind: OutcomeSuccess, RecrawlAt: now.Add(10 * time.Millisecond)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, start, "cycles")
+	})
+}

@@ -62,8 +62,13 @@
 // before it returns, and concurrent calls share one write (group commit).
 // Only a bounded window of each host's URLs (Options.Window per band) and of
 // the delayed URLs (Options.DelayedWindow) is held in memory; the rest is read
-// through per-host cursors when the window drains. Leases are not stored: on
-// restart every URL that was leased but not settled is queued again.
+// through per-host cursors when the window drains. A delayed URL that comes
+// due goes to the head of its band, as without a Store, if the band's window
+// has room; otherwise it is re-filed in the store as a queued URL at the
+// band's tail (one write moves it from its delayed key to a queued key), so
+// that a large cohort of due URLs (recrawls after downtime) is not loaded
+// into memory at once. Leases are not stored: on restart every URL that was
+// leased but not settled is queued again.
 //
 // Store key layout:
 //
@@ -79,6 +84,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -260,9 +266,16 @@ type Options struct {
 	// Window is how many URLs of each band of each host are held in
 	// memory when a Store is set. Zero means 8: with 100k hosts that is
 	// at most 800k URLs (per band in use) in memory, whatever the queue size.
+	// A delayed URL (retry, recrawl, NotBefore) that comes due joins the
+	// head of its band when the band holds fewer than Window URLs in
+	// memory, and is otherwise written back to the store at the band's
+	// tail, behind the URLs already queued there.
 	Window int
 	// DelayedWindow is how many delayed URLs (retries, recrawls) are
-	// held in memory when a Store is set. Zero means 4096.
+	// held in memory when a Store is set (between one and two times it
+	// while many URLs are due before the window's last one), and how many
+	// due URLs may be on their way back to the store at a time. Zero means
+	// 4096.
 	DelayedWindow int
 	// Now is the clock of the wrappers (Add, Next, Done, Extend,
 	// BlockHost). Nil means time.Now.
@@ -317,8 +330,11 @@ type Frontier struct {
 	tok        uint32
 	leases     leaseHeap
 	delayed    delayedHeap
-	dcursor    dkey // delayed keys up to dcursor are in memory, leased or promoted
-	dmore      bool // the store may hold delayed keys after dcursor
+	dcursor    dkey          // delayed keys up to dcursor are in memory, leased, promoted or being re-filed
+	dmore      bool          // the store may hold delayed keys after dcursor
+	dfloor     dkey          // the highest delayed key promote took: keys up to it may be in memory outside the heap
+	moving     []delayedItem // due URLs promote found no room for, to re-file as queued URLs (see refile)
+	nmoving    int           // URLs whose re-filing write is in flight
 	appliedSeq uint64
 	seq        uint64 // sequence numbers without a Store
 	leaseID    uint64
@@ -383,6 +399,7 @@ func New(opts Options) (*Frontier, error) {
 		now:         opts.Now,
 		hosts:       make(map[string]*host),
 		dcursor:     dkey{due: math.MinInt64},
+		dfloor:      dkey{due: math.MinInt64},
 	}
 	if f.bands == 0 {
 		f.bands = 4
@@ -737,14 +754,67 @@ func (f *Frontier) insertDelayed(d delayedItem) {
 	k := dkey{d.due, d.it.seq}
 	switch {
 	case !f.dcursor.less(k):
-		// Below the window's end: a load skipped it as not yet applied.
-		f.delayed.push(d)
+		// Below the window's end: a load skipped it as not yet applied,
+		// or it is a new URL due before the last one in memory.
+		f.pushDelayed(d)
 	case !f.dmore && len(f.delayed) < f.dwindow:
 		f.delayed.push(d)
 		f.dcursor = k
 	default:
 		f.dmore = true
 	}
+}
+
+// pushDelayed puts a delayed URL whose key is at most f.dcursor into the
+// heap. With a Store, a heap grown past twice DelayedWindow is trimmed back
+// to the earliest DelayedWindow URLs (trimDelayed), so that a stream of URLs
+// due before the window's end (short retries while the window reaches far
+// into the future) cannot grow it without bound. f.mu held.
+func (f *Frontier) pushDelayed(d delayedItem) {
+	f.delayed.push(d)
+	if f.store != nil && len(f.delayed) > 2*f.dwindow {
+		f.trimDelayed()
+	}
+}
+
+// trimDelayed keeps the earliest DelayedWindow delayed URLs in memory and
+// drops the others, which are durable delayed keys: the window's end
+// (f.dcursor) moves back to the last key kept and loadDelayed reads the
+// rest again when the heap drains. The window never ends before f.dfloor,
+// the highest key promote took out of the heap: URLs taken out (queued in
+// memory, leased, being re-filed or settled) may still have their delayed
+// keys in the store, and a load must not read them again; heap URLs up to
+// f.dfloor are kept. A URL written by a group whose apply has not run is
+// filed by that apply (insertDelayed) against the moved cursor, and one the
+// trim drops that was filed by a running group's apply is read by a later
+// load once the group's sequence numbers are applied. f.mu held.
+func (f *Frontier) trimDelayed() {
+	h := f.delayed
+	slices.SortFunc(h, func(a, b delayedItem) int {
+		ka, kb := dkey{a.due, a.it.seq}, dkey{b.due, b.it.seq}
+		switch {
+		case ka.less(kb):
+			return -1
+		case kb.less(ka):
+			return 1
+		}
+		return 0
+	})
+	keep := f.dwindow
+	last := dkey{h[keep-1].due, h[keep-1].it.seq}
+	if last.less(f.dfloor) {
+		last = f.dfloor
+		for keep < len(h) && !last.less(dkey{h[keep].due, h[keep].it.seq}) {
+			keep++
+		}
+	}
+	// A sorted slice is a valid heap.
+	if keep == len(h) {
+		return
+	}
+	f.delayed = slices.Clone(h[:keep])
+	f.dcursor = last
+	f.dmore = true
 }
 
 // hostFor returns the host named name, creating it. f.mu held.
@@ -873,8 +943,36 @@ func (f *Frontier) NextAt(now time.Time) (*Lease, time.Time, error) {
 // error, leaves the queue.
 func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 	n := now.UnixNano()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	for {
+		f.mu.Lock()
+		l, wake, err := f.nextLocked(n, w)
+		op := f.refile(n)
+		f.mu.Unlock()
+		if op == nil {
+			return l, wake, err
+		}
+		// Due URLs that did not fit in their hosts' windows are re-filed
+		// now that f.mu is released: the write's apply takes it.
+		merr := op.submit(f)
+		if l != nil || err != nil {
+			// A failed move is tried again by a later call: its URLs
+			// are back among the delayed ones.
+			return l, wake, err
+		}
+		if merr != nil {
+			f.mu.Lock()
+			f.leave(w)
+			f.mu.Unlock()
+			return nil, time.Time{}, merr
+		}
+		// The moved URLs may have made a host ready, and more due URLs
+		// may wait for room: look again.
+	}
+}
+
+// nextLocked is next with f.mu held. Due URLs that promote could not put
+// into memory are left in f.moving for the caller to re-file.
+func (f *Frontier) nextLocked(n int64, w *waiter) (*Lease, time.Time, error) {
 	if f.closed {
 		f.leave(w)
 		return nil, time.Time{}, ErrClosed
@@ -916,7 +1014,7 @@ func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 			return nil, time.Time{}, nil
 		}
 	}
-	wake := f.wakeAt()
+	wake := f.wakeAt(n)
 	if wake == math.MaxInt64 {
 		return nil, time.Time{}, nil
 	}
@@ -993,7 +1091,13 @@ func (f *Frontier) requeueLease(l *Lease) {
 }
 
 // promote moves due delayed URLs into their hosts' queues and hosts whose
-// time has come into the ready lists. f.mu held.
+// time has come into the ready lists. With a Store, a due URL whose band
+// already holds Window URLs in memory is not added to it: it is appended to
+// f.moving, for the caller to re-file as a queued URL at the band's tail
+// once f.mu is released (refile). At most DelayedWindow URLs are being moved
+// at a time; when that many are, the remaining due URLs wait in the delayed
+// heap for a later call, so memory and the time spent here stay bounded
+// however many URLs are due. f.mu held.
 func (f *Frontier) promote(now int64) error {
 	for {
 		if len(f.delayed) == 0 {
@@ -1010,8 +1114,18 @@ func (f *Frontier) promote(now int64) error {
 		if f.delayed[0].due > now {
 			break
 		}
-		d := f.delayed.pop()
-		h := f.hostFor(d.host)
+		h := f.hosts[f.delayed[0].host]
+		if f.store != nil && h != nil && h.bandFull(f.delayed[0].it.band, f.window) {
+			if len(f.moving)+f.nmoving >= f.dwindow {
+				break
+			}
+			f.moving = append(f.moving, f.popDelayed())
+			continue
+		}
+		d := f.popDelayed()
+		if h == nil {
+			h = f.hostFor(d.host)
+		}
 		if f.store != nil {
 			if d.it.ext == nil {
 				d.it.ext = &itemExt{}
@@ -1029,6 +1143,105 @@ func (f *Frontier) promote(now int64) error {
 		f.schedule(f.times[0], now)
 	}
 	return nil
+}
+
+// popDelayed removes the earliest delayed URL from the heap, remembering
+// the highest key taken out of it (see trimDelayed). f.mu held.
+func (f *Frontier) popDelayed() delayedItem {
+	d := f.delayed.pop()
+	if k := (dkey{d.due, d.it.seq}); f.dfloor.less(k) {
+		f.dfloor = k
+	}
+	return d
+}
+
+// refile returns the write that re-files the due URLs promote left in
+// f.moving as queued URLs, or nil if there are none; the caller submits it
+// after releasing f.mu. One Store.Write deletes each URL's delayed key and
+// puts a queued key (same host and band, a new sequence number, so the URL
+// goes to the band's tail) with the same record, so a crash leaves each URL
+// under exactly one of the two keys. From here until the write's apply or
+// fail the URLs are held only by the op: no queue holds them, so none can
+// be leased while it is moved. The apply files them like Added URLs
+// (insert: into memory if the band's window has room and nothing of the
+// band is left in the store, otherwise the band is marked as having more
+// in the store); a failed write puts them back among the delayed URLs,
+// whose keys the store still holds. f.mu held.
+func (f *Frontier) refile(now int64) *moveOp {
+	if len(f.moving) == 0 {
+		return nil
+	}
+	ds := f.moving
+	f.moving = nil
+	f.nmoving += len(ds)
+	vals := make([][]byte, len(ds))
+	for i := range ds {
+		r := ds[i].it.record(ds[i].host)
+		vals[i] = appendRecord(nil, &r, false)
+	}
+	m := &moveOp{}
+	m.op = pendingOp{
+		nseq: len(ds),
+		write: func(seq uint64, muts []Mutation) []Mutation {
+			for i := range ds {
+				d := &ds[i]
+				muts = append(muts,
+					Mutation{Key: delayedKey(d.due, d.it.seq), Delete: true},
+					Mutation{Key: queuedKey(d.host, d.it.band, seq+uint64(i)), Value: vals[i]})
+			}
+			return muts
+		},
+		apply: func(seq uint64) {
+			m.ran = true
+			f.nmoving -= len(ds)
+			for i := range ds {
+				p := prepared{host: ds[i].host, it: ds[i].it}
+				p.it.seq = seq + uint64(i)
+				p.it.ext = queuedExt(p.it.ext)
+				f.insert(&p, now)
+			}
+		},
+		fail: func() {
+			m.ran = true
+			f.nmoving -= len(ds)
+			for i := range ds {
+				f.pushDelayed(ds[i])
+			}
+			f.signal()
+		},
+	}
+	return m
+}
+
+// moveOp is a re-filing write built by refile.
+type moveOp struct {
+	op  pendingOp
+	ran bool // apply or fail ran; f.mu
+}
+
+// submit writes m through the group commit. An op the committer refused
+// (after Close) is undone as a failed one. f.mu not held.
+func (m *moveOp) submit(f *Frontier) error {
+	err := f.commit.submit(&m.op)
+	if err != nil {
+		f.mu.Lock()
+		if !m.ran {
+			m.op.fail()
+		}
+		f.mu.Unlock()
+	}
+	return err
+}
+
+// queuedExt returns the extension of a delayed URL re-filed under a queued
+// key: the same fields without the delayed key's.
+func queuedExt(e *itemExt) *itemExt {
+	if e == nil || (e.meta == "" && !e.recrawl) {
+		return nil
+	}
+	c := *e
+	c.delayed, c.due = false, 0
+	return &c
 }
 
 // popReady picks a band by smooth weighted round robin among the bands with
@@ -1154,9 +1367,9 @@ func (f *Frontier) loadDelayed() error {
 	return nil
 }
 
-// wakeAt is the earliest time something may become leasable without an Add
-// or Done; math.MaxInt64 if none. f.mu held.
-func (f *Frontier) wakeAt() int64 {
+// wakeAt is the earliest time after now something may become leasable
+// without an Add or Done; math.MaxInt64 if none. f.mu held.
+func (f *Frontier) wakeAt(now int64) int64 {
 	w := int64(math.MaxInt64)
 	if len(f.times) > 0 {
 		w = min(w, f.times[0].heapAt)
@@ -1166,6 +1379,17 @@ func (f *Frontier) wakeAt() int64 {
 	}
 	if len(f.leases) > 0 {
 		w = min(w, f.leases[0].deadline)
+	}
+	if f.nmoving > 0 {
+		// Another call is re-filing URLs (and due URLs may wait for
+		// room among them): they are in no queue until its write is
+		// applied, which wakes the leading waiter. Until then, report
+		// a time soon after now, never "nothing queued" and never a
+		// time that has passed already.
+		soon := addNano(now, time.Millisecond)
+		if w = min(w, soon); w <= now {
+			w = soon
+		}
 	}
 	return w
 }
@@ -1432,7 +1656,7 @@ func (f *Frontier) Stats() Stats {
 		s.InMemory += int(h.queued)
 	}
 	s.Delayed = len(f.delayed)
-	s.InMemory += s.Delayed
+	s.InMemory += s.Delayed + f.nmoving
 	return s
 }
 

@@ -196,6 +196,11 @@ func (h *host) band(b int) *bandQueue {
 	return &h.bands[b]
 }
 
+// bandFull reports whether band b holds window URLs in memory.
+func (h *host) bandFull(b uint8, window int) bool {
+	return int(b) < len(h.bands) && h.bands[b].q.len() >= window
+}
+
 // eligibleAt is the earliest time the host may be leased.
 func (h *host) eligibleAt() int64 { return max(h.readyAt, h.blocked) }
 
