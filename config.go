@@ -183,6 +183,10 @@ type Config struct {
 	// Queue, if set, is the frontier the crawl leases from, instead of a
 	// frontier.Frontier of the Crawler's own (see Queue). It lets several
 	// crawler processes share one crawl. The caller closes it after Run.
+	// If it is an Extender, as the PostgreSQL and Redis queues are, the
+	// Crawler keeps each lease alive while it works on the URL, so the
+	// queue's lease duration need only cover a pause of the worker, not
+	// the slowest fetch; otherwise the lease must outlast the work.
 	Queue Queue
 	// RobotsStore and FingerprintStore, if set, keep robots.txt files and
 	// content fingerprints in a store of the caller's (for example the

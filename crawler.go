@@ -686,7 +686,9 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 		}
 	}()
 
+	keep := cr.keepLease(l)
 	outcome, ok := cr.fetchAndHandle(ctx, l)
+	keep()
 	if !ok {
 		if cr.limitReached.Load() {
 			// MaxPages: leave the lease unsettled; with a durable store
@@ -700,6 +702,64 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 		cr.cfg.Logger.Warn("settling lease", "url", l.URL, "err", err)
 	}
 	return true
+}
+
+// Extender is implemented by Queues whose leases can be prolonged: the
+// frontier and the PostgreSQL and Redis queues. The Crawler extends every
+// lease it works on through it (see Config.Queue).
+type Extender interface {
+	Extend(l *frontier.Lease, ttl time.Duration) error
+}
+
+// keepLease keeps l alive while its work runs, if the Queue is an Extender:
+// whenever half of the lease's time has passed it extends the lease by its
+// full duration again. A robots.txt fetch, a host's crawl delay, a slow
+// server and a slow Handler may together outlast a lease; without this its
+// URL would go to another worker, and be fetched twice, while it is still
+// being worked on. The returned function stops it, and must be called
+// before the lease is settled.
+func (cr *Crawler) keepLease(l *frontier.Lease) (stop func()) {
+	ex, ok := cr.front.(Extender)
+	if !ok || l.Expires.IsZero() {
+		return func() {}
+	}
+	ttl := l.Expires.Sub(cr.cfg.Now())
+	if ttl <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTimer(ttl / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			err := ex.Extend(l, ttl)
+			switch {
+			case err == nil:
+				t.Reset(ttl / 2)
+			case errors.Is(err, frontier.ErrLeaseExpired), errors.Is(err, frontier.ErrLeaseSettled),
+				errors.Is(err, frontier.ErrClosed), errors.Is(err, frontier.ErrForeignLease):
+				// Nothing left to keep: the settlement reports what
+				// became of the lease.
+				return
+			default:
+				// A shared queue failing for a moment: try again
+				// before the lease runs out.
+				cr.cfg.Logger.Warn("extending a lease failed; retrying", "url", l.URL, "err", err)
+				t.Reset(ttl / 8)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 // fetchAndHandle does the work of one lease and returns its outcome; ok is

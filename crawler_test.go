@@ -681,3 +681,99 @@ func TestStatsWhileRunStarts(t *testing.T) {
 		t.Errorf("stats after the crawl: %+v", s.URLs)
 	}
 }
+
+// extendCounter is a frontier whose Extends and settlements a test can see.
+type extendCounter struct {
+	*frontier.Frontier
+	extends atomic.Int32
+	mu      sync.Mutex
+	settled []error // what Done returned, in order
+}
+
+func (q *extendCounter) Extend(l *frontier.Lease, ttl time.Duration) error {
+	err := q.Frontier.Extend(l, ttl)
+	if err == nil {
+		q.extends.Add(1)
+	}
+	return err
+}
+
+func (q *extendCounter) Done(l *frontier.Lease, o frontier.Outcome) error {
+	err := q.Frontier.Done(l, o)
+	q.mu.Lock()
+	q.settled = append(q.settled, err)
+	q.mu.Unlock()
+	return err
+}
+
+// TestLeaseKeptAliveWhileWorking checks that the Crawler extends the lease
+// of a URL it is still working on: a Handler that outlasts the lease several
+// times over (it returns only once the lease was extended three times)
+// still settles it, and no other worker is handed the URL meanwhile.
+func TestLeaseKeptAliveWhileWorking(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 1, PagesPerHost: 3, Seed: 3, Agent: "crawlkit-test", NoTraps: true})
+	const ttl = 2 * time.Second
+	f, err := frontier.New(frontier.Options{LeaseTTL: ttl, Politeness: frontier.FixedDelay(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q := &extendCounter{Frontier: f}
+	seed := web.Seeds()[0]
+	var mu sync.Mutex
+	seen := map[string]int{}
+	cfg := crawlConfig(web, &pageLog{})
+	cfg.Workers = 4
+	cfg.Queue = q
+	cfg.Handler = func(ctx context.Context, p *crawlkit.Page) error {
+		mu.Lock()
+		seen[p.URL]++
+		again := seen[p.URL] > 1
+		mu.Unlock()
+		if p.URL != seed || again {
+			return nil
+		}
+		// Hold the seed until its lease was extended three times, that
+		// is for one and a half of its durations at least; give up (and
+		// fail below) if that does not happen in three durations.
+		give := time.NewTimer(3 * ttl)
+		defer give.Stop()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for q.extends.Load() < 3 {
+			select {
+			case <-give.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+		}
+		return nil
+	}
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := q.extends.Load(); n < 3 {
+		t.Fatalf("the seed's lease was extended %d times while its Handler ran past the lease's %v", n, ttl)
+	}
+	if n := seen[seed]; n != 1 {
+		t.Errorf("the seed was handed to the Handler %d times, want 1", n)
+	}
+	if st := f.Stats(); st.Expired != 0 {
+		t.Errorf("%d leases expired while being worked on", st.Expired)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, err := range q.settled {
+		if err != nil {
+			t.Errorf("settling a lease: %v", err)
+		}
+	}
+}

@@ -89,14 +89,12 @@ type Config struct {
 	RetryBase, RetryMax time.Duration
 }
 
-// Extender is implemented by queues whose leases can be prolonged, such as
-// *frontier.Frontier and the storage/postgres and storage/redis queues: a
-// worker whose fetch runs long extends its lease so that the URL is not
-// leased to a second worker. Extend reads the time from Config.Now. Run
-// checks it on queues that implement it.
-type Extender interface {
-	Extend(l *frontier.Lease, ttl time.Duration) error
-}
+// Extender is crawlkit.Extender: queues whose leases can be prolonged, such
+// as *frontier.Frontier and the storage/postgres and storage/redis queues.
+// The Crawler extends the lease of a URL it is still working on so that the
+// URL is not leased to a second worker. Extend reads the time from
+// Config.Now. Run checks it on queues that implement it.
+type Extender = crawlkit.Extender
 
 // Open opens a handle on a crawl state made by New: one crawler process's
 // view of the shared queue.

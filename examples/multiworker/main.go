@@ -4,7 +4,9 @@
 // queue, never fetch a URL twice (except one whose worker died mid-fetch),
 // never contact a host twice at once, and keep each host's politeness delay
 // between them. A worker that is killed loses nothing: its leases expire
-// after -lease-ttl and the others fetch those URLs.
+// after -lease-ttl and the others fetch those URLs. A live worker extends
+// the lease of a URL it is still working on, so -lease-ttl need not cover
+// the slowest fetch.
 //
 //	go run ./examples/multiworker -db postgres://postgres@127.0.0.1/test \
 //	    -schema mycrawl -seed https://example.com/ \
@@ -63,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	agent := fs.String("user-agent", "crawlkit-multiworker/1.0", "User-Agent (its product token is matched against robots.txt)")
 	workers := fs.Int("workers", 4, "pages fetched at once by this process")
 	delay := fs.Duration("delay", time.Second, "least time between two requests to one host, across all workers")
-	leaseTTL := fs.Duration("lease-ttl", time.Minute, "how long a lease lasts before its URL goes to another worker")
+	leaseTTL := fs.Duration("lease-ttl", time.Minute, "how long a lease lasts, unless its worker extends it, before its URL goes to another worker")
 	testWeb := fs.String("test-web", "", "dial every *.test host at this host:port and allow loopback (for crawltest)")
 	if err := fs.Parse(args); err != nil {
 		return 2
