@@ -31,7 +31,14 @@
 // bytes are no longer those of the wire, the Content-Encoding and
 // Transfer-Encoding headers are removed from the recorded response and
 // Content-Length is set to the decoded length, so the record is a
-// self-consistent HTTP message that replay tools can serve.
+// self-consistent HTTP message that replay tools can serve. A response that
+// has no content whatever its length (to a HEAD request, or 1xx, 204, 304)
+// keeps the Content-Length it was sent, unless that described an encoded
+// representation, in which case it is removed.
+//
+// A server-not-modified revisit record has no WARC-Payload-Digest: its
+// payload is the unmodified content (WARC 1.1 section 6.7.3), which the
+// Writer has not seen.
 package warc
 
 import (
@@ -122,9 +129,10 @@ type Exchange struct {
 // Ref identifies a response record already written, as a revisit record
 // refers to it.
 type Ref struct {
-	RecordID      string
-	URL           string
-	Date          string
+	RecordID string
+	URL      string
+	Date     string
+	// PayloadDigest is empty for a server-not-modified revisit (a 304).
 	PayloadDigest string
 }
 
@@ -313,6 +321,13 @@ func (w *Writer) buildRecords(ex *Exchange, date time.Time) (rec, req gowarc.War
 		if err != nil {
 			return nil, nil, Result{}, false, fmt.Errorf("warc: revisit record for %s: %w", ex.URL, err)
 		}
+		if revisit.Profile == gowarc.ProfileServerNotModifiedV1_1 {
+			// The payload of a server-not-modified revisit is the unmodified
+			// content (WARC 1.1 section 6.7.3), which was not fetched: the
+			// digest of the 304's empty body is not its digest.
+			rec.WarcHeader().Delete(gowarc.WarcPayloadDigest)
+			res.Ref.PayloadDigest = ""
+		}
 		res.Revisit = true
 	}
 
@@ -371,9 +386,17 @@ func (w *Writer) buildResponse(ex *Exchange, date time.Time) (gowarc.WarcRecord,
 	if h == nil {
 		h = http.Header{}
 	}
+	encoded := len(h.Values("Content-Encoding")) > 0
 	h.Del("Content-Encoding")
 	h.Del("Transfer-Encoding")
-	h.Set("Content-Length", strconv.Itoa(len(ex.Body)))
+	switch {
+	case !hasNoContent(ex) || len(ex.Body) > 0:
+		h.Set("Content-Length", strconv.Itoa(len(ex.Body)))
+	case encoded:
+		// The length of the encoded representation; the archive holds
+		// decoded ones.
+		h.Del("Content-Length")
+	}
 	writeHeader(&head, h)
 	head.WriteString("\r\n")
 	if _, err := rb.Write(head.Bytes()); err != nil {
@@ -387,6 +410,17 @@ func (w *Writer) buildResponse(ex *Exchange, date time.Time) (gowarc.WarcRecord,
 		return nil, fmt.Errorf("warc: response record for %s: %w", ex.URL, err)
 	}
 	return rec, nil
+}
+
+// hasNoContent reports whether the response to ex has no content whatever
+// its Content-Length says (RFC 9110 section 6.4.1): the answer to a HEAD
+// request, or a 1xx, 204 or 304 response. Such a response's Content-Length,
+// if any, is not the length of its (empty) body: a 304 or HEAD response may
+// carry the length a GET would have got (section 8.6), so it is kept as
+// received rather than set to 0.
+func hasNoContent(ex *Exchange) bool {
+	return ex.Method == http.MethodHead || ex.StatusCode < 200 ||
+		ex.StatusCode == http.StatusNoContent || ex.StatusCode == http.StatusNotModified
 }
 
 func (w *Writer) buildRequest(ex *Exchange, date time.Time, concurrentTo string) (gowarc.WarcRecord, error) {
