@@ -461,8 +461,10 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 // ("equal jitter").
 func (f *Fetcher) retryDelay(attempt int) time.Duration {
 	d := f.cfg.MaxRetryBackoff
-	if attempt < 30 {
-		d = min(f.cfg.RetryBackoff<<attempt, f.cfg.MaxRetryBackoff)
+	if attempt < 62 && f.cfg.RetryBackoff <= f.cfg.MaxRetryBackoff>>attempt {
+		// Shifting only while below the cap keeps RetryBackoff<<attempt
+		// from overflowing into a negative wait.
+		d = f.cfg.RetryBackoff << attempt
 	}
 	return d/2 + time.Duration(f.cfg.Rand()*float64(d/2))
 }

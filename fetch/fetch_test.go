@@ -484,6 +484,7 @@ func TestFetchGuardRefusesResolvedInternalAddresses(t *testing.T) {
 		"private.test", "10.1.2.3",
 		"metadata.test", "169.254.169.254",
 		"mapped.test", "::ffff:10.0.0.1",
+		"teredo.test", "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo client 127.0.0.1
 	)
 	f := newTestFetcher(t, nil, func(c *Config) {
 		c.AllowCIDRs = nil
@@ -493,7 +494,7 @@ func TestFetchGuardRefusesResolvedInternalAddresses(t *testing.T) {
 		t.Errorf("dialled %s although the guard should refuse it", addr)
 		return nil, errors.New("test refuses to dial")
 	}
-	for _, host := range []string{"loopback.test", "loopback6.test", "private.test", "metadata.test", "mapped.test", "169.254.169.254", "[::1]", "127.0.0.1:8080"} {
+	for _, host := range []string{"loopback.test", "loopback6.test", "private.test", "metadata.test", "mapped.test", "teredo.test", "169.254.169.254", "[::1]", "127.0.0.1:8080", "[2001:0:a9fe:a9fe:8000:63bf:f7f7:f7f7]"} {
 		_, err := f.Fetch(context.Background(), "http://"+host+"/")
 		var be *BlockedAddressError
 		if !errors.As(err, &be) || !errors.Is(err, ErrBlockedAddress) {
@@ -1231,5 +1232,20 @@ func TestFetchGuardChecksTargetThroughProxy(t *testing.T) {
 	defer mu.Unlock()
 	if len(proxied) != 1 {
 		t.Errorf("proxy received %v, want only public.test", proxied)
+	}
+}
+
+// TestRetryDelayBounded checks the retry backoff stays within
+// [RetryBackoff/2, MaxRetryBackoff) for every attempt: RetryBackoff << attempt
+// overflowed time.Duration before reaching the cap (from attempt 28 with a
+// 1 min base), giving a negative wait, i.e. an immediate retry.
+func TestRetryDelayBounded(t *testing.T) {
+	f := newTestFetcher(t, nil, func(c *Config) {
+		c.RetryBackoff, c.MaxRetryBackoff = time.Minute, time.Hour
+	})
+	for attempt := range 64 {
+		if d := f.retryDelay(attempt); d < 30*time.Second || d >= time.Hour {
+			t.Errorf("retryDelay(%d) = %v, want within [30s, 1h)", attempt, d)
+		}
 	}
 }

@@ -13,9 +13,10 @@ import (
 // metadata address 169.254.169.254), carrier-grade NAT (RFC 6598), multicast,
 // unspecified, broadcast, documentation and benchmarking ranges, and IPv6
 // forms that embed one of those IPv4 addresses (IPv4-mapped, IPv4-compatible,
-// NAT64 per RFC 6052 and 6to4 per RFC 3056). Addresses inside one of the
-// allowed prefixes pass regardless, which is how tests, a local synthetic web
-// or an intranet crawl opt in.
+// NAT64 per RFC 6052, 6to4 per RFC 3056, and Teredo per RFC 4380, whose
+// server and client addresses must both be public). Addresses inside one of
+// the allowed prefixes pass regardless, which is how tests, a local
+// synthetic web or an intranet crawl opt in.
 //
 // The guard is applied to the address actually dialled (or, with a custom
 // dial function, to the connection's remote address before anything is
@@ -63,8 +64,10 @@ var blockedRanges = func() []blockedRange {
 		{"::/128", "unspecified"},
 		{"::1/128", "loopback"},
 		{"100::/64", "discard-only"},
+		{"2001:2::/48", "benchmarking"}, // RFC 5180
 		{"2001:db8::/32", "documentation"},
-		{"fc00::/7", "private"}, // unique local, RFC 4193
+		{"3fff::/20", "documentation"}, // RFC 9637
+		{"fc00::/7", "private"},        // unique local, RFC 4193
 		{"fe80::/10", "link-local"},
 		{"fec0::/10", "site-local"}, // deprecated by RFC 3879 but still routed internally
 		{"ff00::/8", "multicast"},
@@ -81,7 +84,22 @@ var (
 	nat64LocalPrefix = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215 local-use prefix
 	sixToFourPrefix  = netip.MustParsePrefix("2002::/16")      // RFC 3056
 	v4CompatPrefix   = netip.MustParsePrefix("::/96")          // deprecated IPv4-compatible, RFC 4291 §2.5.5.1
+	teredoPrefix     = netip.MustParsePrefix("2001::/32")      // RFC 4380
 )
+
+// teredoV4 returns the two IPv4 addresses a Teredo address (RFC 4380 §4)
+// carries: the Teredo server's in bits 32..63 and the client's public
+// address, bit-inverted, in bits 96..127. A host with a Teredo interface
+// sends UDP to both, so each must be public.
+func teredoV4(a netip.Addr) (server, client netip.Addr, ok bool) {
+	if !a.Is6() || a.Is4In6() || !teredoPrefix.Contains(a) {
+		return netip.Addr{}, netip.Addr{}, false
+	}
+	b := a.As16()
+	server = netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]})
+	client = netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+	return server, client, true
+}
 
 // embeddedV4 returns the IPv4 address an IPv6 address carries in one of the
 // standard embeddings, so that ::ffff:127.0.0.1, ::127.0.0.1,
@@ -118,6 +136,15 @@ func Classify(a netip.Addr) string {
 	if v4, ok := embeddedV4(a); ok {
 		if r := Classify(v4); r != "" {
 			return r + " (embedded in IPv6)"
+		}
+		return ""
+	}
+	if server, client, ok := teredoV4(a); ok {
+		if r := Classify(server); r != "" {
+			return r + " (Teredo server)"
+		}
+		if r := Classify(client); r != "" {
+			return r + " (Teredo client)"
 		}
 		return ""
 	}

@@ -43,6 +43,12 @@ func TestClassify(t *testing.T) {
 		{"2002:7f00:1::", true},      // 6to4 of 127.0.0.1
 		{"2002:808:808::", false},
 		{"2001:db8::1", true},
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", true},  // Teredo, client 127.0.0.1 (obfuscated)
+		{"2001:0:4136:e378:8000:63bf:f5ff:fffe", true},  // Teredo, client 10.0.0.1
+		{"2001:0:a9fe:a9fe:8000:63bf:f7f7:f7f7", true},  // Teredo, server 169.254.169.254, client 8.8.8.8
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", false}, // Teredo, server 65.54.227.120, client 8.8.8.8
+		{"2001:2::1", true},                             // IPv6 benchmarking, RFC 5180
+		{"3fff::1", true},                               // IPv6 documentation, RFC 9637
 		{"8.8.8.8", false},
 		{"93.184.216.34", false},
 		{"2606:4700:4700::1111", false},

@@ -60,7 +60,10 @@ type PolitenessConfig struct {
 	// MaxHosts bounds the number of hosts whose state is kept. When it is
 	// exceeded, idle hosts whose ready time has passed are forgotten (they
 	// cannot be contacted too early by being forgotten, but their
-	// Crawl-delay and failure count are lost). Default 100000.
+	// Crawl-delay and failure count are lost). Hosts that may not be
+	// forgotten yet (in flight, blocked, or in an unforgiven error
+	// backoff) are kept even beyond MaxHosts; the map is then swept again
+	// only once it has grown by another eighth. Default 100000.
 	MaxHosts int
 
 	// Rand returns a uniform value in [0, 1) for jitter. Default
@@ -143,6 +146,12 @@ type Politeness struct {
 	mu       sync.Mutex
 	hosts    map[string]*hostState
 	released map[string]chan struct{} // closed and dropped when a slot of the host frees
+	// nextSweep is the table size at which the next eviction sweep runs,
+	// when above MaxHosts: after a sweep that could not bring the table
+	// under MaxHosts it is set one eighth above the size left, so sweeps
+	// stay amortized constant per new host.
+	nextSweep int
+	sweeps    int // eviction sweeps run, for tests
 }
 
 type hostState struct {
@@ -367,7 +376,7 @@ func (p *Politeness) hostLocked(host string, now time.Time) *hostState {
 	if h, ok := p.hosts[host]; ok {
 		return h
 	}
-	if len(p.hosts) >= p.cfg.MaxHosts && !now.IsZero() {
+	if len(p.hosts) >= max(p.cfg.MaxHosts, p.nextSweep) && !now.IsZero() {
 		p.evictLocked(now)
 	}
 	h := &hostState{}
@@ -379,18 +388,23 @@ func (p *Politeness) hostLocked(host string, now time.Time) *hostState {
 // evictLocked forgets idle hosts that are ready, until the map is at most
 // seven eighths full, so that sweeps are rare (amortized constant cost per
 // new host). Forgetting such a host cannot make it be contacted early.
+// Hosts that may not be forgotten yet (blocked, backing off, busy) can keep
+// the map above MaxHosts; the next sweep then waits until it has grown by
+// another eighth, rather than scanning the whole map for every new host.
 // Requires p.mu.
 func (p *Politeness) evictLocked(now time.Time) {
+	p.sweeps++
 	target := p.cfg.MaxHosts - p.cfg.MaxHosts/8 - 1
 	for name, h := range p.hosts {
 		if len(p.hosts) <= target {
-			return
+			break
 		}
 		forgiven := h.failures == 0 || now.Sub(h.backoffEnd) >= p.cfg.ForgiveAfter
 		if h.inflight == 0 && forgiven && !p.readyLocked(h, now).After(now) {
 			delete(p.hosts, name)
 		}
 	}
+	p.nextSweep = len(p.hosts) + len(p.hosts)/8 + 1
 }
 
 // fail applies the error backoff to host at now, for a failure that was

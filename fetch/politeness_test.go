@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -238,5 +240,36 @@ func TestPolitenessReadyAtNeverBeforeQueryTime(t *testing.T) {
 	late := t0.Add(time.Hour)
 	if got := p.ReadyAt("a.test", late); !got.Equal(late) {
 		t.Fatalf("ReadyAt = %v, want the query time", got.Sub(t0))
+	}
+}
+
+// TestPolitenessEvictionAmortizedWhenNothingIsEvictable fills the table past
+// MaxHosts with hosts that may not be forgotten (each in its error backoff).
+// A sweep that frees nothing must not be repeated for every new host: that
+// made each new host scan the whole table under the lock (about 1.5 ms per
+// host at 20 000 hosts), so a crawl meeting many dead domains slowed to a
+// crawl itself. Once the hosts may be forgotten, the table shrinks again.
+func TestPolitenessEvictionAmortizedWhenNothingIsEvictable(t *testing.T) {
+	const maxHosts = 64
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1, MaxHosts: maxHosts, Rand: func() float64 { return 0.5 }})
+	const n = 20 * maxHosts
+	for i := range n {
+		visit(t, p, fmt.Sprintf("dead%d.test", i), t0, t0, Outcome{Err: errors.New("no such host")})
+	}
+	if p.Len() != n {
+		t.Fatalf("Len = %d, want all %d hosts kept (none may be forgotten yet)", p.Len(), n)
+	}
+	// Geometric spacing: about log(20)/log(1.125) ≈ 26 sweeps, not one
+	// per host beyond the cap (1216).
+	if p.sweeps > 40 {
+		t.Fatalf("%d sweeps for %d hosts over the cap, want amortized sweeping", p.sweeps, n-maxHosts)
+	}
+	// Long after every backoff and its forgiveness, new hosts make room.
+	later := t0.Add(24 * time.Hour)
+	for i := 0; p.Len() > maxHosts; i++ {
+		if i > n/8+2 {
+			t.Fatalf("Len still %d after %d new hosts, want the table swept back under %d", p.Len(), i, maxHosts)
+		}
+		visit(t, p, fmt.Sprintf("live%d.test", i), later, later, Outcome{Status: 200})
 	}
 }
