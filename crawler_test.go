@@ -777,3 +777,91 @@ func TestLeaseKeptAliveWhileWorking(t *testing.T) {
 		}
 	}
 }
+
+// TestWARCArchivesRedirects checks that a page reached through a redirect
+// is archived with the redirect: a response record for the requested URL
+// holding its 301 and Location, then the page under the URL that answered.
+func TestWARCArchivesRedirects(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/old":
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+		case "/new":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><title>new</title><body>moved here</body></html>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent:    testAgent,
+		Seeds:        []string{srv.URL + "/old"},
+		Scope:        crawlkit.ScopeAny,
+		Delay:        time.Millisecond,
+		AllowPrivate: loopback,
+		Sink:         sink,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	type record struct{ target, status, location, body string }
+	var got []record
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := iawarc.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.ReadRecord()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			content, _ := io.ReadAll(rec.Content)
+			rec.Content.Close()
+			if rec.Header.Get("WARC-Type") != "response" {
+				continue
+			}
+			head, body, _ := strings.Cut(string(content), "\r\n\r\n")
+			status, _, _ := strings.Cut(head, "\r\n")
+			var location string
+			for _, line := range strings.Split(head, "\r\n") {
+				if v, ok := strings.CutPrefix(line, "Location: "); ok {
+					location = v
+				}
+			}
+			got = append(got, record{rec.Header.Get("WARC-Target-URI"), status, location, body})
+		}
+		r.Close()
+		f.Close()
+	}
+	want := []record{
+		{srv.URL + "/old", "HTTP/1.1 301 Moved Permanently", "/new", ""},
+		{srv.URL + "/new", "HTTP/1.1 200 OK", "", "<html><title>new</title><body>moved here</body></html>"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("response records %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

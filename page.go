@@ -109,7 +109,9 @@ type Sink interface {
 
 // WARCSink archives pages as WARC/1.1 files (see package warc): a request
 // and a response record per fetch, revisit records for identical payloads
-// and 304 answers.
+// and 304 answers. A page reached through redirects is archived with every
+// hop first (each redirect response under the URL that gave it), so that
+// replay of the URL that was requested finds its redirect.
 type WARCSink struct {
 	w *warc.Writer
 }
@@ -123,8 +125,26 @@ func NewWARCSink(opts warc.Options) (*WARCSink, error) {
 	return &WARCSink{w: w}, nil
 }
 
-// Write archives p.
+// Write archives p, its redirect hops first.
 func (s *WARCSink) Write(_ context.Context, p *Page) error {
+	for _, h := range p.Redirects {
+		if h.URL == nil {
+			continue
+		}
+		date := h.Date
+		if date.IsZero() {
+			date = p.Fetched
+		}
+		if _, err := s.w.WriteExchange(&warc.Exchange{
+			URL:           h.URL.String(),
+			Date:          date,
+			RequestHeader: p.RequestHeader,
+			StatusCode:    h.Status,
+			Header:        h.Header,
+		}); err != nil {
+			return err
+		}
+	}
 	target := p.FinalURL
 	if target == "" {
 		target = p.URL

@@ -549,7 +549,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 			}
 			return resp, nil, retryHost
 		}
-		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status})
+		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status, Header: resp.Header, Date: started})
 		if hop >= f.cfg.MaxRedirects {
 			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), ""
 		}

@@ -261,6 +261,13 @@ func TestFetchRedirects(t *testing.T) {
 	if len(resp.Redirects) != 2 || resp.Redirects[0].Status != 301 || resp.Redirects[1].URL.String() != "http://other.test/mid" {
 		t.Fatalf("redirect chain %+v", resp.Redirects)
 	}
+	// Each hop keeps its response's header, for archiving.
+	for i, want := range []string{"http://other.test/mid", "/end"} {
+		h := resp.Redirects[i]
+		if got := h.Header.Get("Location"); got != want || h.Date.IsZero() {
+			t.Fatalf("hop %d: Location %q, Date %v; want %q and a date", i, got, h.Date, want)
+		}
+	}
 	if want := "http://a.test/start http://other.test/mid http://other.test/end"; strings.Join(checked, " ") != want {
 		t.Fatalf("checked %v, want %s", checked, want)
 	}

@@ -35,6 +35,11 @@ func (v Validators) IsZero() bool { return v.ETag == "" && v.LastModified == "" 
 type Hop struct {
 	URL    *url.URL
 	Status int
+	// Header is the redirect response's header (Location among it), as
+	// received; Date is when its request started. An archive records the
+	// hop from them (see crawlkit.WARCSink).
+	Header http.Header
+	Date   time.Time
 }
 
 // Timing breaks down the time of the final request of a fetch (the last
