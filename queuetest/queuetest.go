@@ -665,6 +665,10 @@ func testConcurrent(t *testing.T, newQueue New) {
 					problems = append(problems, "host "+l.Host+" leased twice at once")
 				}
 				mu.Unlock()
+				// Hold the lease a moment, as a fetch would, so that
+				// a second lease on the host in that time is seen;
+				// the host is let go before Done frees it.
+				time.Sleep(50 * time.Microsecond)
 				mu.Lock()
 				active[l.Host]--
 				mu.Unlock()

@@ -237,7 +237,12 @@ func (db *DB) Drop(ctx context.Context) error {
 		return ErrClosed
 	}
 	var cursor uint64
-	pattern := strings.NewReplacer("{", `\{`, "}", `\}`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(db.prefix) + "*"
+	// Every glob character of the prefix is escaped, the backslash too: a
+	// backslash in the crawl id would otherwise turn the escape of the
+	// character after it into a literal backslash and leave that character
+	// a wildcard matching other crawls' keys (Drop of crawl `a\*` deleted
+	// crawl `a\b`'s).
+	pattern := strings.NewReplacer(`\`, `\\`, "{", `\{`, "}", `\}`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(db.prefix) + "*"
 	for {
 		keys, next, err := db.client.Scan(ctx, cursor, pattern, 1000).Result()
 		if err != nil {

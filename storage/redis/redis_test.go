@@ -156,3 +156,40 @@ func TestUnavailableServer(t *testing.T) {
 		t.Fatalf("Open of a closed port: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestDropKeepsOtherCrawls checks that Drop deletes its own crawl's keys
+// only, whatever glob characters the crawl ids hold: a backslash in one id
+// must not turn the escape of the next character into a literal backslash
+// and free a wildcard that matches other crawls' keys.
+func TestDropKeepsOtherCrawls(t *testing.T) {
+	requireServer(t)
+	ctx := context.Background()
+	base := crawlFor(t.Name() + time.Now().String())
+	victimID, otherID := base+`-a\*`, base+`-a\other`
+	for _, id := range []string{victimID, otherID} {
+		t.Cleanup(func() { dropCrawl(t, id) })
+	}
+	open := func(id string) *DB {
+		db, err := Open(ctx, Options{Addr: testAddr(), Crawl: id, PoolSize: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	victim, other := open(victimID), open(otherID)
+	for _, db := range []*DB{victim, other} {
+		if err := db.Client().Set(ctx, db.key("probe"), "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := victim.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := victim.Client().Exists(ctx, victim.key("probe")).Val(); n != 0 {
+		t.Fatalf("Drop left its own key %q", victim.key("probe"))
+	}
+	if n := other.Client().Exists(ctx, other.key("probe")).Val(); n != 1 {
+		t.Fatalf("Drop of crawl %q deleted key %q of crawl %q", victimID, other.key("probe"), otherID)
+	}
+}

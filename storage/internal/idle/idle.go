@@ -27,25 +27,50 @@ type Gate struct {
 	sleepers int           // Turns in Sleep
 	woken    chan struct{} // closed to wake the sleepers; nil until needed
 	listens  int           // Listening calls
+	// wakes counts Wake and Listening calls, so that a Turn that was
+	// polling (not sleeping) when one came polls again at once rather
+	// than sleep through it.
+	wakes uint64
 }
 
 // Turn is one goroutine's wait at a Gate, from Enter to Leave.
 type Turn struct {
 	g      *Gate
 	poller bool
+	wakes  uint64 // g.wakes when the turn's current poll began
 }
 
 // Enter starts a goroutine's wait.
-func (g *Gate) Enter() *Turn { return &Turn{g: g} }
+func (g *Gate) Enter() *Turn {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return &Turn{g: g, wakes: g.wakes}
+}
 
 // Sleep is called after a poll that found nothing. If no other Turn holds
 // the poller role, t takes it and sleeps for d, or until woken; otherwise
 // it sleeps until woken, without a timer. Either way the caller polls again
-// when Sleep returns true. Sleep returns false when ctx ends or closed is
-// closed; the caller should then stop waiting (and Leave).
+// when Sleep returns true. A Wake or Listening that came since t's poll
+// began (since Enter, or since the previous Sleep returned) makes Sleep
+// return true at once: the poll may have read the store before the work
+// that the wake-up announces. Sleep returns false when ctx ends or closed
+// is closed; the caller should then stop waiting (and Leave).
 func (t *Turn) Sleep(ctx context.Context, closed <-chan struct{}, d time.Duration) bool {
 	g := t.g
 	g.mu.Lock()
+	if g.wakes != t.wakes {
+		t.wakes = g.wakes
+		g.mu.Unlock()
+		if ctx.Err() != nil {
+			return false
+		}
+		select {
+		case <-closed:
+			return false
+		default:
+		}
+		return true
+	}
 	if !g.polling {
 		g.polling, t.poller = true, true
 	}
@@ -58,6 +83,7 @@ func (t *Turn) Sleep(ctx context.Context, closed <-chan struct{}, d time.Duratio
 	defer func() {
 		g.mu.Lock()
 		g.sleepers--
+		t.wakes = g.wakes // the caller's next poll begins now
 		g.mu.Unlock()
 	}()
 
@@ -99,6 +125,7 @@ func (t *Turn) Leave() {
 func (g *Gate) Listening() {
 	g.mu.Lock()
 	g.listens++
+	g.wakes++
 	g.wakeLocked()
 	g.mu.Unlock()
 }
@@ -118,9 +145,11 @@ func (g *Gate) Sleeping() int {
 }
 
 // Wake wakes every sleeping Turn, for example after this process added or
-// settled work, so that they poll now.
+// settled work, so that they poll now; a Turn polling at the time polls
+// again instead of sleeping.
 func (g *Gate) Wake() {
 	g.mu.Lock()
+	g.wakes++
 	g.wakeLocked()
 	g.mu.Unlock()
 }

@@ -2,11 +2,14 @@ package idle
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/crawlkit/frontier"
 )
 
 // waitUntil polls cond; the minute is a bound for a stuck test, not a
@@ -235,5 +238,56 @@ func TestListeningWakesSleepersAndCounts(t *testing.T) {
 	}
 	if g.Listens() != 1 {
 		t.Fatalf("Listens %d, want 1", g.Listens())
+	}
+}
+
+// TestWakeDuringPollIsNotLost checks that a Wake that comes while a
+// waiting Next is asking the store (an Add committed after the poll's
+// query read the store, or the listener's notification of it arriving
+// then) makes Next ask again at once, instead of sleeping a whole
+// PollInterval with work ready.
+func TestWakeDuringPollIsNotLost(t *testing.T) {
+	var g Gate
+	var calls atomic.Int32
+	src := Source{
+		Ctx: context.Background(), OpTimeout: time.Minute, PollInterval: time.Hour, Now: time.Now,
+		LeaseAt: func(ctx context.Context, now time.Time, n int) ([]*frontier.Lease, time.Time, error) {
+			if calls.Add(1) == 1 {
+				// The work appears, and its wake-up arrives, after
+				// this poll read the store: it finds nothing.
+				g.Wake()
+				return nil, time.Time{}, nil
+			}
+			return []*frontier.Lease{{URL: "http://a.test/"}}, time.Time{}, nil
+		},
+		Unavailable: errors.New("unavailable"), OnUnavailable: func(error) {},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l, err := g.Next(ctx, src)
+	if err != nil {
+		t.Fatalf("Next after a Wake during its poll: %v (the wake-up was lost; it sleeps a PollInterval)", err)
+	}
+	if l == nil || calls.Load() != 2 {
+		t.Fatalf("Next returned %v after %d polls, want the lease after 2", l, calls.Load())
+	}
+}
+
+// TestListeningDuringPollIsNotLost is TestWakeDuringPollIsNotLost for the
+// listener's (re)start, which may follow Adds no one heard.
+func TestListeningDuringPollIsNotLost(t *testing.T) {
+	var g Gate
+	turn := g.Enter()
+	defer turn.Leave()
+	g.Listening() // during the turn's first poll
+	woke := make(chan bool, 1)
+	go func() { woke <- turn.Sleep(context.Background(), nil, time.Hour) }()
+	select {
+	case ok := <-woke:
+		if !ok {
+			t.Fatal("Sleep returned false")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Sleep after a Listening during the poll slept on: the wake-up was lost")
 	}
 }
