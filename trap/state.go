@@ -335,13 +335,16 @@ func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
 			if ds.minted == nil {
 				ds.minted = make(map[uint64]int32)
 			}
-			if int(ds.minted[h]) >= b.MintedHosts {
+			n, ok := ds.minted[h]
+			if int(n) >= b.MintedHosts {
 				var sb strings.Builder
 				foldString(&sb, sub)
 				return reject(RuleDomainBudget, sb.String()+"."+dom+" reached its budget of "+
 					itoa(b.MintedHosts)+" minted hosts")
 			}
-			ds.minted[h]++
+			if ok || len(ds.minted) < maxDomainHostKeys {
+				ds.minted[h] = n + 1
+			}
 		}
 	}
 	if len(ds.hosts) < maxDomainHostKeys {
@@ -387,7 +390,7 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string, now time.T
 	if v := d.calendarWalk(hs, u, ds, src, now); v.Rejected() {
 		return v
 	}
-	if v := d.repeatingPath(hs, u, key); v.Rejected() {
+	if v := d.repeatingPath(hs, u); v.Rejected() {
 		return v
 	}
 	if v := d.growingParam(hs, u, src); v.Rejected() {
@@ -403,28 +406,28 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string, now time.T
 	if b.Pattern >= 0 && int(count) >= b.Pattern {
 		return reject(RulePatternBudget, patternString(u)+" on "+hs.name+" reached its budget of "+itoa(b.Pattern)+" URLs")
 	}
-	if d.cfg.distinct {
-		hs.accepted++
-		if hs.patterns == nil {
-			hs.patterns = make(map[uint64]int32)
+	// The URL's key is remembered up to the host's budget (the budget
+	// check above keeps len(hs.urls) below it), even beyond
+	// MaxTrackedURLs: other hosts are evicted instead. A host without a
+	// budget keeps at most MaxTrackedURLs keys and counts the URLs after
+	// them, as with DistinctCandidates, so that its pattern budgets still
+	// hold.
+	if !d.cfg.distinct && (b.Host >= 0 || len(hs.urls) < d.cfg.maxTrackedURLs) {
+		if hs.urls == nil {
+			hs.urls = make(map[uint64]struct{})
 		}
-		if tracked || len(hs.patterns) < maxPatternsPerHost {
-			hs.patterns[ph] = count + 1
-		}
-		return Verdict{}
-	}
-	if hs.urls == nil {
-		hs.urls = make(map[uint64]struct{})
-		hs.patterns = make(map[uint64]int32)
-	}
-	if len(hs.urls) < d.cfg.maxTrackedURLs {
 		hs.urls[key] = struct{}{}
 		sh.urls++
-		if tracked || len(hs.patterns) < maxPatternsPerHost {
-			hs.patterns[ph] = count + 1
-		}
-		sh.trim(hs)
+	} else {
+		hs.accepted++
 	}
+	if hs.patterns == nil {
+		hs.patterns = make(map[uint64]int32)
+	}
+	if tracked || len(hs.patterns) < maxPatternsPerHost {
+		hs.patterns[ph] = count + 1
+	}
+	sh.trim(hs)
 	return Verdict{}
 }
 
@@ -580,10 +583,12 @@ func valueParts(v string) int {
 // Relative links that nest a directory into itself (/loop/a/ → /loop/a/b/ →
 // /loop/a/b/a/ …) build paths from a few segments in ever new orders, which
 // the per-path limits cannot stop soon enough. So a host may have only a few
-// URLs whose path repeats a non-numeric segment and is made of one set of
+// paths that repeat a non-numeric segment and are made of one set of
 // segments. Real paths that repeat a word (src/main/…/main) add new words
-// as they go deeper and so fall into sets of their own.
-func (d *Detector) repeatingPath(hs *hostState, u *parsedURL, key uint64) Verdict {
+// as they go deeper and so fall into sets of their own. Paths are counted,
+// not URLs: the query variants of one path (its pages, its languages) are
+// one path, since a loop nests the path, not the query.
+func (d *Detector) repeatingPath(hs *hostState, u *parsedURL) Verdict {
 	max := d.cfg.maxRepeatingPaths
 	if max < 0 {
 		return Verdict{}
@@ -607,6 +612,7 @@ func (d *Detector) repeatingPath(hs *hostState, u *parsedURL, key uint64) Verdic
 	if !repeats {
 		return Verdict{}
 	}
+	key := mix(hashString(offset64, u.path))
 	vs := learnSet(&hs.repeats, set, maxStepShapes)
 	if vs.has(key) {
 		return Verdict{}

@@ -57,9 +57,11 @@
 // about it. Budgets count distinct URLs: the detector remembers a 64-bit key
 // of every URL it has accepted on a tracked host (about 16 bytes each, at
 // most the host's budget per host and Config.MaxTrackedURLs in all, oldest
-// hosts evicted first), so a URL linked from every page is counted once and
-// an accepted URL is accepted again when it is found again, unless content
-// repetition has since stopped its pattern. A caller that never judges a URL
+// hosts evicted first; a host without a budget keeps at most
+// Config.MaxTrackedURLs keys and counts its URLs after that), so a URL
+// linked from every page is counted once and an accepted URL is accepted
+// again when it is found again, unless content repetition has since
+// stopped its pattern. A caller that never judges a URL
 // twice (a crawler with its own seen set) sets Config.DistinctCandidates and
 // the detector keeps counts instead of keys: its memory is then bounded by
 // the host tables alone, whatever the number of URLs.
@@ -249,10 +251,11 @@ type Config struct {
 	// MaxSegmentOccurrences is how many times one segment may occur
 	// anywhere in a path (default 3).
 	MaxSegmentOccurrences int
-	// MaxRepeatingPaths is how many distinct URLs of a host that repeat
+	// MaxRepeatingPaths is how many distinct paths of a host that repeat
 	// a non-numeric segment may be made of one set of segments (default
-	// 2). Relative links that nest a directory into itself (/loop/a/b/a/…)
-	// branch faster than the limits above can stop them.
+	// 2; the query is not part of the path, so /docs/docs/?page=3 is the
+	// path /docs/docs/). Relative links that nest a directory into itself
+	// (/loop/a/b/a/…) branch faster than the limits above can stop them.
 	MaxRepeatingPaths int
 
 	// YearsAhead rejects dates more than this many years after now
@@ -335,6 +338,9 @@ type Config struct {
 	// MaxTrackedURLs bounds the URL keys kept for budgets over all hosts
 	// (default 2000000, about 32 MB); the least recently used hosts are
 	// forgotten first. A single host may exceed it up to its own budget.
+	// A host without a host budget keeps at most MaxTrackedURLs keys and
+	// counts the URLs it accepts after that without remembering them, as
+	// with DistinctCandidates, so that its pattern budgets still hold.
 	MaxTrackedURLs int
 
 	// DistinctCandidates promises that the caller judges each URL at most
