@@ -291,8 +291,10 @@ type Config struct {
 	// MaxParamGrowth is how many parts (words or list items) a parameter
 	// may gain through a chain of links, each page linking to its own URL
 	// with the value extended, as search refinements do (q=a → q=a+b →
-	// q=a+b+c; default 2). Faceted filters that append one facet at a time
-	// stay within it.
+	// q=a+b+c; default 2). A faceted filter that appends one facet per
+	// link is limited the same way: a chain that adds more than
+	// MaxParamGrowth facets to one parameter is stopped, so raise it for
+	// sites whose filters go deeper.
 	MaxParamGrowth int
 
 	// HostBudget is the number of distinct URLs accepted per host
