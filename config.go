@@ -71,7 +71,7 @@ const (
 	// CapCrawlDelay crawls the host at MaxCrawlDelay (the default).
 	CapCrawlDelay CrawlDelayPolicy = iota
 	// SkipSlowHosts does not crawl the host at all; its URLs are settled
-	// as blocked by robots.txt.
+	// as blocked by robots.txt, and so are redirects to it.
 	SkipSlowHosts
 )
 
@@ -103,7 +103,9 @@ type Config struct {
 	Workers int
 
 	// Delay is the least time between two requests to one host (default
-	// 1 s). A robots.txt Crawl-delay or a slow server raises it per host.
+	// 1 s). A robots.txt Crawl-delay or a slow server raises it per host;
+	// the Crawl-delay applies to every request to the host, those of
+	// redirects from other hosts and of sitemaps included.
 	Delay time.Duration
 	// MaxConnsPerHost is the most requests in flight to one host
 	// (default 1).
@@ -268,6 +270,7 @@ const (
 	DefaultMaxBodyBytes  = 10 << 20
 	DefaultExpectedURLs  = 1 << 20
 	DefaultShutdownGrace = 10 * time.Second
+	DefaultMaxAttempts   = 5
 )
 
 // withDefaults returns c with zero fields set to their defaults, or an
@@ -291,6 +294,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Delay < 0 || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 {
 		return c, fmt.Errorf("%w: Delay, MaxCrawlDelay and RetryBackoff must not be negative", ErrConfig)
 	}
+	if c.MaxBodyBytes < 0 || c.MaxMediaBytes < 0 || c.ShutdownGrace < 0 {
+		return c, fmt.Errorf("%w: MaxBodyBytes, MaxMediaBytes and ShutdownGrace must not be negative", ErrConfig)
+	}
+	if c.CrawlDelayPolicy != CapCrawlDelay && c.CrawlDelayPolicy != SkipSlowHosts {
+		return c, fmt.Errorf("%w: unknown CrawlDelayPolicy %d", ErrConfig, int(c.CrawlDelayPolicy))
+	}
 	if c.DataDirCacheBytes < 0 {
 		return c, fmt.Errorf("%w: DataDirCacheBytes %d must not be negative", ErrConfig, c.DataDirCacheBytes)
 	}
@@ -302,6 +311,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.Delay == 0 {
 		c.Delay = DefaultDelay
@@ -318,16 +330,16 @@ func (c Config) withDefaults() (Config, error) {
 	if c.NearDuplicateBits == 0 {
 		c.NearDuplicateBits = 3
 	}
-	if c.MaxMediaBytes <= 0 {
+	if c.MaxMediaBytes == 0 {
 		c.MaxMediaBytes = DefaultMaxMediaBytes
 	}
-	if c.MaxBodyBytes <= 0 {
+	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.ExpectedURLs == 0 {
 		c.ExpectedURLs = DefaultExpectedURLs
 	}
-	if c.ShutdownGrace <= 0 {
+	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	if c.Now == nil {

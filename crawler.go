@@ -464,8 +464,11 @@ func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Respon
 	}, nil
 }
 
-// checkRedirect vets every redirect target (and the first URL) against the
-// scope and robots.txt.
+// checkRedirect vets every URL the fetchers request (the first URL, every
+// redirect target, every sitemap) against the scope and robots.txt, and
+// applies the host's Crawl-delay before the request: a redirect or a
+// sitemap may lead to a host none of whose URLs was leased, so checkRobots
+// has not set its delay (or skipped it as too slow) yet.
 func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
 	if !cr.scope.allows(u) {
 		return errOutOfScope
@@ -473,7 +476,14 @@ func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
 	if cr.cfg.DangerouslyIgnoreRobotsTxt {
 		return nil
 	}
-	d, err := cr.robots.Allowed(ctx, cr.token, u.String())
+	pol, err := cr.robots.Policy(ctx, u.String())
+	if err != nil {
+		return err
+	}
+	if !cr.applyCrawlDelay(pol, urlnorm.Host(u)) {
+		return errRobots
+	}
+	d, err := pol.Allowed(cr.token, u.String())
 	if err != nil {
 		return err
 	}
@@ -481,6 +491,22 @@ func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
 		return errRobots
 	}
 	return nil
+}
+
+// applyCrawlDelay sets host's robots.txt Crawl-delay in the politeness
+// model. It reports false when the host is not to be crawled at all: its
+// Crawl-delay is over MaxCrawlDelay and CrawlDelayPolicy is SkipSlowHosts.
+func (cr *Crawler) applyCrawlDelay(pol *robots.Policy, host string) bool {
+	cd, err := pol.CrawlDelay(cr.token)
+	if err != nil || !cd.Set {
+		return true
+	}
+	if cd.Exceeded && cr.cfg.CrawlDelayPolicy == SkipSlowHosts {
+		cr.markBlocked(host)
+		return false
+	}
+	cr.fetcher.Politeness().SetCrawlDelay(host, cd.Capped())
+	return true
 }
 
 // addSeeds queues the seeds (and, with SitemapSeeds, the pages their
@@ -698,6 +724,12 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 		}
 		return true // abandoned: ctx ended mid-fetch; the lease expires
 	}
+	if outcome.Kind == frontier.OutcomeRetry && cr.ownFront != nil && l.Attempt+1 >= cr.cfg.MaxAttempts {
+		// The frontier gives the URL up instead of putting it back: it
+		// was counted as retried, but failed.
+		cr.stats.retried.Add(-1)
+		cr.stats.failed.Add(1)
+	}
 	if err := cr.front.Done(l, outcome); err != nil && !errors.Is(err, frontier.ErrClosed) {
 		cr.cfg.Logger.Warn("settling lease", "url", l.URL, "err", err)
 	}
@@ -864,6 +896,7 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 	}
 	if cr.cfg.Sink != nil {
 		if err := cr.cfg.Sink.Write(ctx, page); err != nil {
+			cr.stats.sinkErrors.Add(1)
 			cr.cfg.Logger.Warn("sink failed", "url", l.URL, "err", err)
 		}
 	}
@@ -929,13 +962,9 @@ func (cr *Crawler) checkRobots(ctx context.Context, l *frontier.Lease) (o fronti
 		cr.stats.robotsBlocked.Add(1)
 		return frontier.Failed(), true
 	}
-	if cd, err := pol.CrawlDelay(cr.token); err == nil && cd.Set {
-		if cd.Exceeded && cr.cfg.CrawlDelayPolicy == SkipSlowHosts {
-			cr.markBlocked(l.Host)
-			cr.stats.robotsBlocked.Add(1)
-			return frontier.Failed(), true
-		}
-		cr.fetcher.Politeness().SetCrawlDelay(l.Host, cd.Capped())
+	if !cr.applyCrawlDelay(pol, l.Host) {
+		cr.stats.robotsBlocked.Add(1)
+		return frontier.Failed(), true
 	}
 	d, err := pol.Allowed(cr.token, l.URL)
 	if err != nil || !d.Allowed {

@@ -100,7 +100,7 @@ type Link struct {
 
 // Sink receives every fetched page after the Handler, to archive or index
 // it. Write is called concurrently from the crawler's workers; an error is
-// logged and counted, and does not fail the page.
+// logged and counted (Stats.SinkErrors), and does not fail the page.
 type Sink interface {
 	Write(ctx context.Context, p *Page) error
 	// Close flushes the sink; Run calls it before returning.

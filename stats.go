@@ -23,6 +23,8 @@ type Stats struct {
 	// received before content decoding.
 	Bytes     int64 `json:"bytes"`
 	WireBytes int64 `json:"wire_bytes"`
+	// SinkErrors counts the pages Config.Sink failed to write.
+	SinkErrors int64 `json:"sink_errors"`
 	// Started is when Run began; Elapsed how long it has run.
 	Started time.Time     `json:"started"`
 	Elapsed time.Duration `json:"elapsed_ns"`
@@ -39,11 +41,15 @@ type URLStats struct {
 	Queued int64 `json:"queued"`
 	// Fetched counts fetch attempts that got an HTTP response; Successful
 	// those with a 2xx or 304 status; Failed the URLs given up on
-	// (network errors, 4xx, 5xx after retries).
+	// (network errors, 4xx, 5xx after retries, pages whose Handler failed
+	// on every attempt).
 	Fetched    int64 `json:"fetched"`
 	Successful int64 `json:"successful"`
 	Failed     int64 `json:"failed"`
-	// Retried counts fetches put back to be tried again.
+	// Retried counts fetches put back to be tried again; a URL's last
+	// attempt, after which the frontier gives it up (Config.MaxAttempts),
+	// counts as Failed instead. With a Config.Queue, whose attempt limit
+	// the Crawler does not know, that last attempt counts as Retried.
 	Retried int64 `json:"retried"`
 	// Duplicates counts fetched pages whose content was a near-duplicate
 	// of another, earlier page (a page fetched again is not a duplicate of
@@ -85,7 +91,7 @@ type WorkerStats struct {
 type counters struct {
 	discovered, fetched, successful, failed, retried    atomic.Int64
 	duplicates, robotsBlocked, trapRejected, outOfScope atomic.Int64
-	bytes, wireBytes                                    atomic.Int64
+	bytes, wireBytes, sinkErrors                        atomic.Int64
 	activeWorkers                                       atomic.Int64
 	hostsBlocked                                        atomic.Int64
 	// Failure categories for the dashboard.
@@ -226,6 +232,7 @@ func (c *counters) snapshot(started, now time.Time, queued int64, workers int) S
 		Workers:    WorkerStats{Active: activeWorkers, Idle: int64(workers) - activeWorkers},
 		Bytes:      c.bytes.Load(),
 		WireBytes:  c.wireBytes.Load(),
+		SinkErrors: c.sinkErrors.Load(),
 		Started:    started,
 		Elapsed:    elapsed,
 	}
@@ -273,13 +280,14 @@ var (
 	descQueued     = prometheus.NewDesc("crawlkit_queue_urls", "URLs queued in memory or leased.", nil, nil)
 	descBytes      = prometheus.NewDesc("crawlkit_fetched_bytes_total", "Body bytes fetched, decoded.", nil, nil)
 	descWireBytes  = prometheus.NewDesc("crawlkit_wire_bytes_total", "Body bytes received before content decoding.", nil, nil)
+	descSinkErrors = prometheus.NewDesc("crawlkit_sink_errors_total", "Pages the Sink failed to write.", nil, nil)
 	descThroughput = prometheus.NewDesc("crawlkit_pages_per_second", "Pages fetched per second over the last ten seconds.", nil, nil)
 	descHosts      = prometheus.NewDesc("crawlkit_hosts", "Hosts by state: discovered, active, blocked.", []string{"state"}, nil)
 	descWorkers    = prometheus.NewDesc("crawlkit_workers", "Workers by state: active, idle.", []string{"state"}, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descURLs, descQueued, descBytes, descWireBytes, descThroughput, descHosts, descWorkers} {
+	for _, d := range []*prometheus.Desc{descURLs, descQueued, descBytes, descWireBytes, descSinkErrors, descThroughput, descHosts, descWorkers} {
 		ch <- d
 	}
 }
@@ -301,6 +309,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(s.URLs.Queued))
 	ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(s.Bytes))
 	ch <- prometheus.MustNewConstMetric(descWireBytes, prometheus.CounterValue, float64(s.WireBytes))
+	ch <- prometheus.MustNewConstMetric(descSinkErrors, prometheus.CounterValue, float64(s.SinkErrors))
 	ch <- prometheus.MustNewConstMetric(descThroughput, prometheus.GaugeValue, s.Throughput.Current)
 	ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(s.Hosts.Discovered), "discovered")
 	ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(s.Hosts.Active), "active")
