@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdpfetch "github.com/chromedp/cdproto/fetch"
@@ -70,7 +71,9 @@ type Config struct {
 	// does not settle by then is returned as it is, marked Truncated.
 	Timeout time.Duration
 	// MaxPageBytes bounds the body bytes handed to the browser for one
-	// render, the page included, and the serialized DOM (default 10 MiB).
+	// render, the page included (a longer page is cut and the Result
+	// marked Truncated), and the bytes of the serialized DOM, Result.HTML,
+	// which is cut at a UTF-8 character boundary (default 10 MiB).
 	MaxPageBytes int64
 	// MaxRequests bounds the subresource requests of one render (default
 	// 100).
@@ -824,6 +827,16 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 	}
 	res.HTML = []byte(snap[1])
 	if snap[2] == "1" {
+		res.Truncated = true
+	}
+	// The script cuts the DOM to MaxPageBytes UTF-16 code units, which
+	// take up to three times as many bytes in UTF-8: cut it again, at a
+	// character boundary.
+	if n := c.cfg.MaxPageBytes; int64(len(res.HTML)) > n {
+		for n > 0 && !utf8.RuneStart(res.HTML[n]) {
+			n--
+		}
+		res.HTML = res.HTML[:n]
 		res.Truncated = true
 	}
 	if timedOut {

@@ -179,6 +179,14 @@ func (st *renderState) serveDocument(t *tab, ev *cdpfetch.EventRequestPaused) {
 			return
 		}
 		st.mu.Lock()
+		if int64(len(resp.Body)) > st.c.cfg.MaxPageBytes {
+			// The page counts against the weight cap as it does when
+			// the caller hands its body in (Request.Body).
+			r := *resp
+			r.Body = r.Body[:st.c.cfg.MaxPageBytes]
+			resp = &r
+			st.truncated = true
+		}
 		st.bytes += int64(len(resp.Body))
 		if resp.FinalURL != nil && resp.FinalURL.String() != ev.Request.URL {
 			// Let the browser follow the redirect, so that the page's
