@@ -45,6 +45,36 @@ func TestDedupQueueConformance(t *testing.T) {
 	})
 }
 
+// TestDedupQueueDurableConformance proves the configuration of Step 4 of
+// the package documentation, the one a crawler uses: a DedupQueue whose
+// frontier and seen set are both kept in FileStores.
+func TestDedupQueueDurableConformance(t *testing.T) {
+	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
+		dir := t.TempDir()
+		front, err := customstore.OpenFileStore(filepath.Join(dir, "frontier.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, err := customstore.OpenFileStore(filepath.Join(dir, "seen.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := customstore.NewDedupQueue(frontier.Options{
+			Store: front, Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
+			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+		}, seen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := errors.Join(q.Close(), front.Close(), seen.Close()); err != nil {
+				t.Error(err)
+			}
+		})
+		return func() crawlkit.Queue { return q }
+	})
+}
+
 // TestDedupQueueRestart checks that a URL finished before a restart is
 // dropped when it is added again after it: the seen set is durable, like the
 // frontier.

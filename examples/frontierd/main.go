@@ -113,6 +113,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Check the values the libraries would otherwise replace by a default
+	// in silence (or, for a negative -bands, panic over).
+	switch {
+	case *bands < 1 || *bands > 16:
+		return fmt.Errorf("-bands %d: must be 1 to 16", *bands)
+	case *leaseTTL <= 0:
+		return fmt.Errorf("-lease-ttl %v: must be positive", *leaseTTL)
+	case *maxBody <= 0:
+		return fmt.Errorf("-max-body %d: must be positive", *maxBody)
+	}
 	tok, err := loadToken(*tokenFlag, *tokenFile, getenv)
 	if err != nil {
 		return err
@@ -226,8 +236,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // loadToken picks the token from the flag, the file or the environment.
 func loadToken(flagValue, file string, getenv func(string) string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
+	if t := strings.TrimSpace(flagValue); t != "" {
+		return t, nil
 	}
 	if file != "" {
 		b, err := os.ReadFile(file)

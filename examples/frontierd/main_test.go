@@ -93,6 +93,10 @@ func TestLoadToken(t *testing.T) {
 	if _, err := loadToken("", "", none); !errors.Is(err, errNoToken) {
 		t.Errorf("no token: %v", err)
 	}
+	// A blank -token is no token, as a blank file or variable is.
+	if tok, err := loadToken(" \t", "", none); !errors.Is(err, errNoToken) {
+		t.Errorf("blank -token: %q %v, want errNoToken", tok, err)
+	}
 	if err := run(context.Background(), []string{"-data", filepath.Join(dir, "db")}, none, io.Discard, io.Discard); !errors.Is(err, errNoToken) {
 		t.Errorf("run without a token: %v", err)
 	}
@@ -107,5 +111,31 @@ func TestGuardedClientRefusesLoopback(t *testing.T) {
 	_, err := guardedClient(fetch.NewGuard()).Get(ts.URL + "/robots.txt")
 	if !errors.Is(err, fetch.ErrBlockedAddress) {
 		t.Fatalf("got %v, want ErrBlockedAddress", err)
+	}
+}
+
+// Out-of-range flag values are refused with an error naming the flag, before
+// the data directory is created, instead of panicking or being replaced by
+// a default in silence.
+func TestRunBadFlags(t *testing.T) {
+	env := func(string) string { return "tok" }
+	for _, args := range [][]string{
+		{"-bands", "-1"},
+		{"-bands", "0"},
+		{"-bands", "17"},
+		{"-lease-ttl", "0s"},
+		{"-lease-ttl", "-1s"},
+		{"-max-body", "0"},
+		{"-max-body", "-5"},
+	} {
+		data := filepath.Join(t.TempDir(), "db")
+		err := run(context.Background(), append(args, "-data", data, "-addr", "127.0.0.1:0", "-dashboard", ""),
+			env, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("run %v: %v, want an error about %s", args, err, args[0])
+		}
+		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("run %v created the data directory", args)
+		}
 	}
 }

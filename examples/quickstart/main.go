@@ -8,7 +8,9 @@
 //
 //	go run ./examples/quickstart
 //
-// To crawl a real site:
+// To crawl a real site, give -seed and a -user-agent that names you and a
+// contact (it is required with -seed: the default names crawlkit's project
+// page, which cannot answer for your crawl):
 //
 //	go run ./examples/quickstart -seed https://example.com/ -max-pages 100 \
 //	    -user-agent "mybot/1.0 (+https://example.com/bot)"
@@ -63,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxPages := fs.Int("max-pages", 0, "stop after this many pages (0: no limit)")
 	maxDepth := fs.Int("max-depth", 0, "follow links at most this deep from a seed (0: no limit)")
 	scope := fs.String("scope", "host", "which links to follow: host (the seeds' hosts), domain (their registrable domains) or any")
-	userAgent := fs.String("user-agent", "crawlkit-quickstart/0.1 (+https://github.com/crawlkit/crawlkit)", "User-Agent; starts with the robots.txt product token")
+	userAgent := fs.String("user-agent", "crawlkit-quickstart/0.1 (+https://github.com/crawlkit/crawlkit)", "User-Agent; starts with the robots.txt product token (required with -seed: name yourself and a contact)")
 	dataDir := fs.String("data-dir", "crawl-data", "directory of the crawl's durable state; reuse it to resume")
 	warcDir := fs.String("warc-dir", "", "directory for WARC files (default <data-dir>/warc; \"off\" disables)")
 	workers := fs.Int("workers", 16, "pages fetched at once")
@@ -76,8 +78,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	delaySet := false
-	fs.Visit(func(f *flag.Flag) { delaySet = delaySet || f.Name == "delay" })
+	delaySet, userAgentSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		delaySet = delaySet || f.Name == "delay"
+		userAgentSet = userAgentSet || f.Name == "user-agent"
+	})
+	// The default User-Agent names crawlkit's project page as the contact:
+	// right for the synthetic web, wrong for a real site, whose operators
+	// must be able to reach whoever runs the crawl.
+	if len(seeds) > 0 && !userAgentSet {
+		return errors.New(`-seed needs -user-agent naming you and a contact, e.g. "mybot/1.0 (+https://example.com/bot)"`)
+	}
 
 	sc, err := crawlkit.ParseScope(*scope)
 	if err != nil {
