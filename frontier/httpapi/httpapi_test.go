@@ -82,6 +82,11 @@ func TestNewRequiresToken(t *testing.T) {
 	if _, err := httpapi.New(httpapi.Config{Token: "x", Agent: "bad agent/1"}); !errors.Is(err, httpapi.ErrConfig) {
 		t.Fatalf("New with a bad agent: %v, want ErrConfig", err)
 	}
+	for _, bands := range []int{-1, 17} {
+		if _, err := httpapi.New(httpapi.Config{Token: "x", Frontier: frontier.Options{Bands: bands}}); !errors.Is(err, httpapi.ErrConfig) {
+			t.Fatalf("New with %d bands: %v, want ErrConfig", bands, err)
+		}
+	}
 }
 
 func TestAuthentication(t *testing.T) {

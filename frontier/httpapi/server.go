@@ -216,6 +216,10 @@ func New(cfg Config) (*Server, error) {
 		opts.Politeness = s.polite
 	}
 	s.bands = opts.Bands
+	if s.bands < 0 || s.bands > 16 {
+		// Checked here, before the counters are sized by it.
+		return nil, fmt.Errorf("%w: Frontier.Bands %d outside 1..16", ErrConfig, s.bands)
+	}
 	if s.bands == 0 {
 		s.bands = 4
 	}
