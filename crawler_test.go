@@ -286,50 +286,24 @@ func TestWARCReadBack(t *testing.T) {
 	for _, p := range log.pages {
 		bodies[p.FinalURL] = string(p.Body)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
-	if len(files) == 0 {
-		t.Fatal("no WARC file written")
-	}
 	seen := map[string]bool{}
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
+	readWARC(t, dir, func(typ, target string, content []byte) {
+		if typ != "response" && typ != "revisit" {
+			return
 		}
-		r, err := iawarc.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
+		want, ok := bodies[target]
+		if !ok {
+			t.Errorf("WARC has a %s record for %s, which the handler never saw", typ, target)
+			return
 		}
-		for {
-			rec, err := r.ReadRecord()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			typ, target := rec.Header.Get("WARC-Type"), rec.Header.Get("WARC-Target-URI")
-			content, _ := io.ReadAll(rec.Content)
-			rec.Content.Close()
-			if typ != "response" && typ != "revisit" {
-				continue
-			}
-			want, ok := bodies[target]
-			if !ok {
-				t.Errorf("WARC has a %s record for %s, which the handler never saw", typ, target)
-				continue
-			}
-			seen[target] = true
-			if typ == "response" {
-				i := strings.Index(string(content), "\r\n\r\n")
-				if i < 0 || string(content[i+4:]) != want {
-					t.Errorf("%s: archived body differs from the fetched page", target)
-				}
+		seen[target] = true
+		if typ == "response" {
+			i := strings.Index(string(content), "\r\n\r\n")
+			if i < 0 || string(content[i+4:]) != want {
+				t.Errorf("%s: archived body differs from the fetched page", target)
 			}
 		}
-		r.Close()
-		f.Close()
-	}
+	})
 	for u := range bodies {
 		if !seen[u] {
 			t.Errorf("%s fetched but not archived", u)
@@ -816,7 +790,43 @@ func TestWARCArchivesRedirects(t *testing.T) {
 
 	type record struct{ target, status, location, body string }
 	var got []record
+	readWARC(t, dir, func(typ, target string, content []byte) {
+		if typ != "response" {
+			return
+		}
+		head, body, _ := strings.Cut(string(content), "\r\n\r\n")
+		status, _, _ := strings.Cut(head, "\r\n")
+		var location string
+		for _, line := range strings.Split(head, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "Location: "); ok {
+				location = v
+			}
+		}
+		got = append(got, record{target, status, location, body})
+	})
+	want := []record{
+		{srv.URL + "/old", "HTTP/1.1 301 Moved Permanently", "/new", ""},
+		{srv.URL + "/new", "HTTP/1.1 200 OK", "", "<html><title>new</title><body>moved here</body></html>"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("response records %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// readWARC calls fn with the type, target URI and block of every record of
+// the WARC files in dir, in order; it fails the test if there are none or
+// one cannot be read.
+func readWARC(t *testing.T, dir string, fn func(typ, target string, content []byte)) {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatal("no WARC file written")
+	}
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
@@ -836,32 +846,9 @@ func TestWARCArchivesRedirects(t *testing.T) {
 			}
 			content, _ := io.ReadAll(rec.Content)
 			rec.Content.Close()
-			if rec.Header.Get("WARC-Type") != "response" {
-				continue
-			}
-			head, body, _ := strings.Cut(string(content), "\r\n\r\n")
-			status, _, _ := strings.Cut(head, "\r\n")
-			var location string
-			for _, line := range strings.Split(head, "\r\n") {
-				if v, ok := strings.CutPrefix(line, "Location: "); ok {
-					location = v
-				}
-			}
-			got = append(got, record{rec.Header.Get("WARC-Target-URI"), status, location, body})
+			fn(rec.Header.Get("WARC-Type"), rec.Header.Get("WARC-Target-URI"), content)
 		}
 		r.Close()
 		f.Close()
-	}
-	want := []record{
-		{srv.URL + "/old", "HTTP/1.1 301 Moved Permanently", "/new", ""},
-		{srv.URL + "/new", "HTTP/1.1 200 OK", "", "<html><title>new</title><body>moved here</body></html>"},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("response records %+v, want %+v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("record %d: %+v, want %+v", i, got[i], want[i])
-		}
 	}
 }

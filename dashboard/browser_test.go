@@ -155,42 +155,8 @@ func TestBrowser(t *testing.T) {
 		wg.Wait()
 	}()
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1360, 1100),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	// The browser lives as long as the context of the first call, so that
-	// context has no deadline; every stage after it has its own, and the log
-	// says how long each took, so a slow machine shows where the time went.
-	began := time.Now()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	t.Logf("Chromium started in %v", time.Since(began).Round(time.Millisecond))
-	stage := func(name string, limit time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, limit)
-		defer cancel()
-		began := time.Now()
-		err := chromedp.Do(sctx, steps...)
-		t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond))
-		return err
-	}
+	bctx, stage, stopBrowser := startBrowser(t, exe, chromedp.Flag("disable-quic", true))
+	defer stopBrowser()
 
 	// quick is the context of a read that should answer at once.
 	quick := func() context.Context {
@@ -345,37 +311,8 @@ func TestBrowserPage(t *testing.T) {
 	}))
 	defer page.Close()
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1360, 1100),
-		chromedp.Env("TZ=America/New_York"),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	stage := func(name string, limit time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, limit)
-		defer cancel()
-		began := time.Now()
-		err := chromedp.Do(sctx, steps...)
-		t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond))
-		return err
-	}
+	bctx, stage, stopBrowser := startBrowser(t, exe, chromedp.Env("TZ=America/New_York"))
+	defer stopBrowser()
 	eval := func(expr string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
@@ -428,4 +365,52 @@ func TestBrowserPage(t *testing.T) {
 	); err != nil {
 		t.Fatalf("sample after the reconnect not shown (%s points): %v", eval(`document.getElementById("chart-info").dataset.points`), err)
 	}
+}
+
+// startBrowser starts headless Chromium (exe) with the options the tests
+// share and extra ones, and returns its context and a stage runner; the
+// browser is stopped when the test ends. The browser lives as long as the
+// context of the first call, so that call has no deadline; every stage has
+// its own, and the log says how long each took, so a slow machine shows
+// where the time went. The caller defers stop after the servers the page
+// talks to are started, so that the browser, and its event stream, end
+// before those servers close (httptest.Server.Close waits for it).
+func startBrowser(t *testing.T, exe string, extra ...chromedp.ExecAllocatorOption) (bctx context.Context, stage func(name string, limit time.Duration, steps ...chromedp.Action[chromedp.Void]) error, stop func()) {
+	t.Helper()
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 1100),
+	}, extra...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	stop = func() {
+		cancelBrowser()
+		cancelAlloc()
+	}
+	began := time.Now()
+	if err := chromedp.Do(bctx); err != nil {
+		stop()
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	t.Logf("Chromium started in %v", time.Since(began).Round(time.Millisecond))
+	stage = func(name string, limit time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(bctx, limit)
+		defer cancel()
+		began := time.Now()
+		err := chromedp.Do(sctx, steps...)
+		t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond))
+		return err
+	}
+	return bctx, stage, stop
 }
