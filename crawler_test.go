@@ -756,37 +756,26 @@ func TestLeaseKeptAliveWhileWorking(t *testing.T) {
 // is archived with the redirect: a response record for the requested URL
 // holding its 301 and Location, then the page under the URL that answered.
 func TestWARCArchivesRedirects(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := serveSite(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		switch r.URL.Path {
 		case "/old":
 			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
 		case "/new":
-			w.Header().Set("Content-Type", "text/html")
-			io.WriteString(w, "<html><title>new</title><body>moved here</body></html>")
+			writeHTML(w, "<html><title>new</title><body>moved here</body></html>")
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer srv.Close()
+	})
+	srv := s.srv
 	dir := t.TempDir()
 	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := crawlkit.New(crawlkit.Config{
-		UserAgent:    testAgent,
-		Seeds:        []string{srv.URL + "/old"},
-		Scope:        crawlkit.ScopeAny,
-		Delay:        time.Millisecond,
-		AllowPrivate: loopback,
-		Sink:         sink,
+	s.crawl(t, func(c *crawlkit.Config) {
+		c.Seeds = []string{srv.URL + "/old"}
+		c.Sink = sink
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 
 	type record struct{ target, status, location, body string }
 	var got []record

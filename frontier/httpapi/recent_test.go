@@ -142,21 +142,7 @@ func TestRecentLeaseForgottenAfterWindow(t *testing.T) {
 		if ids, urls := httpapi.RecentLeases(s); ids != 1 || urls != 2 {
 			t.Fatalf("remembered %d leases, %d URLs; want 1, 2", ids, urls)
 		}
-		clk.Advance(ttl - time.Nanosecond)
-		_, err = c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, Results: []httpapi.Result{throttled("http://a.test/1")}})
-		wantUnknownLease(t, err)
-		if b := blocked(s); len(b) != 1 || b["a.test"].IsZero() {
-			t.Fatalf("blocked hosts within the window: %v, want a.test", b)
-		}
-		clk.Advance(time.Nanosecond)
-		_, err = c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, Results: []httpapi.Result{throttled("http://b.test/1")}})
-		wantUnknownLease(t, err)
-		if b := blocked(s); len(b) != 1 || !b["b.test"].IsZero() {
-			t.Fatalf("blocked hosts after the window: %v, want a.test only", b)
-		}
-		if ids, urls := httpapi.RecentLeases(s); ids != 0 || urls != 0 {
-			t.Fatalf("after the window: remembered %d leases, %d URLs", ids, urls)
-		}
+		checkWindowEdge(t, clk, s, c, l.LeaseID, ttl)
 	})
 	t.Run("settled", func(t *testing.T) {
 		clk := newClock()
@@ -181,21 +167,7 @@ func TestRecentLeaseForgottenAfterWindow(t *testing.T) {
 		if b := blocked(s); len(b) != 0 {
 			t.Fatalf("blocked for another worker: %v", b)
 		}
-		clk.Advance(ttl - time.Nanosecond)
-		_, err = c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, WorkerID: "w1", Results: []httpapi.Result{throttled("http://a.test/1")}})
-		wantUnknownLease(t, err)
-		if b := blocked(s); len(b) != 1 || b["a.test"].IsZero() {
-			t.Fatalf("blocked hosts within the window: %v, want a.test", b)
-		}
-		clk.Advance(time.Nanosecond)
-		_, err = c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, Results: []httpapi.Result{throttled("http://b.test/1")}})
-		wantUnknownLease(t, err)
-		if b := blocked(s); len(b) != 1 || !b["b.test"].IsZero() {
-			t.Fatalf("blocked hosts after the window: %v, want a.test only", b)
-		}
-		if ids, urls := httpapi.RecentLeases(s); ids != 0 || urls != 0 {
-			t.Fatalf("after the window: remembered %d leases, %d URLs", ids, urls)
-		}
+		checkWindowEdge(t, clk, s, c, l.LeaseID, ttl)
 	})
 }
 
@@ -253,5 +225,29 @@ func TestRecentLeasesBounded(t *testing.T) {
 	settleBatch(6)
 	if ids, n := httpapi.RecentLeases(s); ids != 2 || n != 5 {
 		t.Fatalf("remembered %d leases, %d URLs; want 2, 5", ids, n)
+	}
+}
+
+// checkWindowEdge checks the end of an ended lease's window, which began
+// at the clock's time: a 429 with Retry-After for its a.test URL one
+// nanosecond before the end blocks a.test, and one for its b.test URL at
+// the end blocks nothing, the service then holding nothing of the lease.
+func checkWindowEdge(t *testing.T, clk *clock, s *httpapi.Server, c *httpapi.Client, leaseID string, window time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	clk.Advance(window - time.Nanosecond)
+	_, err := c.Results(ctx, httpapi.ResultsRequest{LeaseID: leaseID, WorkerID: "w1", Results: []httpapi.Result{throttled("http://a.test/1")}})
+	wantUnknownLease(t, err)
+	if b := blocked(s); len(b) != 1 || b["a.test"].IsZero() {
+		t.Fatalf("blocked hosts within the window: %v, want a.test", b)
+	}
+	clk.Advance(time.Nanosecond)
+	_, err = c.Results(ctx, httpapi.ResultsRequest{LeaseID: leaseID, Results: []httpapi.Result{throttled("http://b.test/1")}})
+	wantUnknownLease(t, err)
+	if b := blocked(s); len(b) != 1 || !b["b.test"].IsZero() {
+		t.Fatalf("blocked hosts after the window: %v, want a.test only", b)
+	}
+	if ids, urls := httpapi.RecentLeases(s); ids != 0 || urls != 0 {
+		t.Fatalf("after the window: remembered %d leases, %d URLs", ids, urls)
 	}
 }
