@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
@@ -147,6 +148,22 @@ func BenchmarkTestAndAdd(b *testing.B) {
 			}
 			sink.Add(x)
 		})
+	})
+	// Control: one dependent load at a time from an array the size of the
+	// filter (a random cyclic permutation, so each load's address comes
+	// from the previous load and no two loads overlap). This is the
+	// machine's latency for one uncached access to the filter's memory; a
+	// TestAndAdd of a URL already present reads k such locations
+	// (independently, so they may overlap), and cannot be much faster than
+	// one of them.
+	b.Run("control-memory-latency", func(b *testing.B) {
+		st := build().set.Stats()
+		chain := randomCycle(int(st.Bits / 64))
+		x := uint64(0)
+		for b.Loop() {
+			x = chain[x]
+		}
+		sink.Add(x)
 	})
 	b.Run("bits-and-blooms-string", func(b *testing.B) {
 		f := build()
@@ -309,4 +326,19 @@ func runLookupsDuringInserts(b *testing.B) {
 		done += n
 	}
 	b.ReportMetric(float64(inserted)/float64(b.N), "inserts/op")
+}
+
+// randomCycle returns a permutation of 0..n-1 that is one cycle (Sattolo's
+// algorithm), so following it from any element visits every element.
+func randomCycle(n int) []uint64 {
+	p := make([]uint64, n)
+	for i := range p {
+		p[i] = uint64(i)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := n - 1; i > 0; i-- {
+		j := r.IntN(i)
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
 }
