@@ -377,8 +377,10 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 	}
 	expired, _ := res[0].(int64)
 	var leases []*frontier.Lease
+	var corrupt []any // settle arguments of leases whose record is unreadable
 	for i := 2; i+2 < len(res); i += 3 {
 		idStr, _ := res[i].(string)
+		uid, _ := res[i+1].(string)
 		blob, _ := res[i+2].(string)
 		id, err := strconv.ParseUint(idStr, 10, 64)
 		if err != nil {
@@ -386,22 +388,34 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 		}
 		rec, err := decodeRecord([]byte(blob))
 		if err != nil {
-			return nil, time.Time{}, err
+			// An unreadable record would come back at every expiry of
+			// its lease, and failing the call would lose the good
+			// leases of this batch with it. It is settled as failed
+			// below, which deletes it, and counted in Stats.Corrupt.
+			q.log.Warn("redis queue: dropping an unreadable URL record", "url_id", uid, "err", err)
+			corrupt = append(corrupt, idStr, uid, dbState[settle.Failed], 0, "", micros(now), 0)
+			continue
 		}
 		leases = append(leases, &frontier.Lease{
 			ID: id, URL: rec.url, Host: rec.host, Depth: rec.depth, Priority: rec.priority, Meta: rec.meta,
 			Attempt: rec.attempts, Fingerprint: rec.fingerprint, Interval: rec.interval, Expires: expires,
 		})
 	}
+	dropped := q.dropCorrupt(ctx, now, corrupt)
 	q.mu.Lock()
 	for _, l := range leases {
 		q.leases[l.ID] = l.Expires
 	}
 	q.stats.Leases += uint64(len(leases))
 	q.stats.Expired += uint64(expired)
+	q.stats.Corrupt += uint64(dropped)
 	q.mu.Unlock()
 	if len(leases) > 0 {
 		return leases, time.Time{}, nil
+	}
+	if len(corrupt) > 0 {
+		// Every URL leased was unreadable; others may be ready.
+		return nil, now.Add(time.Millisecond), nil
 	}
 	next, _ := res[1].(string)
 	if next == "" {
@@ -418,6 +432,30 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 		at = now.Add(time.Millisecond)
 	}
 	return nil, at, nil
+}
+
+// dropCorrupt settles as failed the leases described by args (seven
+// settle-script arguments per lease) and returns how many it settled. A
+// failure is logged, not returned: those leases then expire, and their
+// records are met, and dropped, again.
+func (q *Queue) dropCorrupt(ctx context.Context, now time.Time, args []any) int {
+	n := len(args) / 7
+	if n == 0 {
+		return 0
+	}
+	head := []any{q.db.prefix, micros(now), DefaultExpiryDelay.Microseconds(), n}
+	codes, err := q.db.scripts.settle.Run(ctx, q.db.client, []string{q.db.key("ready")}, append(head, args...)...).Int64Slice()
+	if err != nil {
+		q.log.Warn("redis queue: dropping unreadable URL records", "err", wrap("settle", err))
+		return 0
+	}
+	dropped := 0
+	for _, c := range codes {
+		if c == 0 {
+			dropped++
+		}
+	}
+	return dropped
 }
 
 // Next returns a lease, waiting until one is available or ctx is done. While
@@ -639,10 +677,11 @@ func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) e
 	})
 }
 
-// Stats returns this handle's counters (Added, Leases, Succeeded, …, and
-// Leased: its own unsettled, unexpired leases) and the crawl's shared
-// counts: Hosts with queued URLs or a lease, InMemory URLs queued on the
-// server (not leased) and Delayed of them not yet due.
+// Stats returns this handle's counters (Added, Leases, Succeeded, …;
+// Corrupt: unreadable URL records it leased and dropped; Leased: its own
+// unsettled, unexpired leases) and the crawl's shared counts: Hosts with
+// queued URLs or a lease, InMemory URLs queued on the server (not leased)
+// and Delayed of them not yet due.
 func (q *Queue) Stats() frontier.Stats {
 	now := q.now()
 	q.mu.Lock()
