@@ -459,6 +459,15 @@ func (a *jsAccounting) begin(r *http.Request, clock func() time.Time) {
 	a.rep.MaxInFlight = max(a.rep.MaxInFlight, a.inFlight)
 }
 
+// reset clears the report. Requests in flight stay in flight (their end
+// is still to come), and the next gap is measured from a later end.
+func (a *jsAccounting) reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rep = JSReport{MaxInFlight: a.inFlight}
+	a.ended = false
+}
+
 func (a *jsAccounting) end(r *http.Request, clock func() time.Time) {
 	if r.URL.Path == "/robots.txt" {
 		return

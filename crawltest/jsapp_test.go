@@ -195,4 +195,14 @@ func TestJSSiteTruth(t *testing.T) {
 	if web.JSReport().RobotsViolations != 1 {
 		t.Error("a disallowed request was not counted")
 	}
+
+	// ResetReport clears the JavaScript site's accounting too.
+	web.ResetReport()
+	if rep := web.JSReport(); rep.Requests != 0 || len(rep.PerPath) != 0 || rep.RobotsViolations != 0 || rep.MaxInFlight != 0 || rep.Gaps != 0 {
+		t.Errorf("after ResetReport: %+v", rep)
+	}
+	jsGet(t, client, "http://app.test/")
+	if rep := web.JSReport(); rep.Requests != 1 || rep.PerPath["/"] != 1 || rep.Gaps != 0 {
+		t.Errorf("first request after ResetReport: %+v", rep)
+	}
 }

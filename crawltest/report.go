@@ -259,10 +259,13 @@ func (w *Web) Report() Report {
 	return rep
 }
 
-// ResetReport clears the accounting, for example between two crawls of the
-// same web. Requests in flight while it runs are not counted as ending.
+// ResetReport clears the accounting, Report's and JSReport's, for example
+// between two crawls of the same web. Requests in flight while it runs are
+// not counted as ending in Report; in JSReport they still count as in
+// flight, and no gap is measured across the reset.
 func (w *Web) ResetReport() {
 	w.acct.mu.Lock()
-	defer w.acct.mu.Unlock()
 	w.acct.reset()
+	w.acct.mu.Unlock()
+	w.js.reset()
 }
