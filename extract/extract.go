@@ -17,6 +17,14 @@
 // by the limits in Options however large or deeply nested the page is.
 // Malformed HTML is tokenized the way browsers do and never panics.
 //
+// A crawler runs no scripts, so a page is read as a browser with scripting
+// disabled reads it: the content of <noscript> is markup (HTML parses it
+// so when scripting is disabled), not the raw text a tokenizer makes of it
+// by default. Links, meta refreshes and robots directives inside
+// <noscript> count like any others; its text is left out of
+// Document.Text, as before (it is mostly "enable JavaScript" boilerplate),
+// though it is part of the anchor text of a link inside it.
+//
 // The body is converted to UTF-8 first. Its encoding is taken from a
 // byte-order mark, the Content-Type charset, a <meta> charset declaration in
 // the first 1024 bytes, or else by checking whether the bytes are valid
@@ -75,7 +83,7 @@ const (
 	KindScript      Kind = "script"       // <script src>
 	KindIframe      Kind = "iframe"       // <iframe src>
 	KindFrame       Kind = "frame"        // <frame src>
-	KindForm        Kind = "form"         // <form action>; not followed by default
+	KindForm        Kind = "form"         // <form action>; see Options.FollowForms
 	KindMetaRefresh Kind = "meta-refresh" // <meta http-equiv="refresh" content="0; url=...">
 )
 
@@ -122,7 +130,8 @@ type Link struct {
 	Hreflang string
 	// Follow reports whether the page lets a crawler follow the link: false
 	// for rel nofollow/ugc/sponsored, for every link of a page whose robots
-	// directives say nofollow, and for forms unless Options.FollowForms.
+	// directives say nofollow, and for forms unless Options.FollowForms
+	// (and never for forms submitted with a method other than GET).
 	// Whether to fetch images, scripts or style sheets at all is the
 	// crawler's choice, by Kind.
 	Follow bool
@@ -178,7 +187,19 @@ type Options struct {
 	// addressed to it (<meta name="mybot">, "X-Robots-Tag: mybot: noindex")
 	// apply in addition to the generic ones. Compared case-insensitively.
 	UserAgent string
-	// FollowForms marks form actions as followable.
+	// FollowForms marks the actions of GET forms as followable, for a
+	// crawler that requests them with GET (without the form's fields).
+	// A form is a GET form when its method attribute is missing, "get" or
+	// an invalid value (HTML: method is an enumerated attribute, matched
+	// ASCII case-insensitively, whose missing and invalid value defaults
+	// are GET), and no submit button between its start tag and </form>
+	// (<button> of type submit, or missing or invalid type; <input
+	// type=submit|image>) has a formmethod that is "post" or "dialog".
+	// Forms with method "post" are never followed, whatever their buttons
+	// say, so a POST form is never turned into GET requests; nor are
+	// "dialog" forms, whose submission only closes a dialog. Buttons
+	// associated with a form through their form attribute are not
+	// considered.
 	FollowForms bool
 	// MaxLinks caps the links kept. Default DefaultMaxLinks.
 	MaxLinks int

@@ -35,9 +35,9 @@ import (
 //     html.Tokenizer returns copies); Text results, as there, too.
 //   - An empty TagAttr value may be an empty non-nil slice where the
 //     html.Tokenizer returns nil.
-//   - Only the six methods extract uses exist: no AllowCDATA (CDATA
+//   - Only the seven methods extract uses exist: no AllowCDATA (CDATA
 //     sections are bogus comments, the html.Tokenizer's default), no
-//     NextIsNotRawText, Token, TagName or Buffered.
+//     Token, TagName or Buffered.
 type scanner struct {
 	buf []byte // the whole document
 	tt  html.TokenType
@@ -102,6 +102,13 @@ func (z *scanner) reset(b []byte) {
 // html.ErrBufferExceeded. 0 means no limit.
 func (z *scanner) SetMaxBuf(n int) {
 	z.maxBuf = n
+}
+
+// NextIsNotRawText makes the content after the current start tag markup
+// rather than raw text or RCDATA, as html.Tokenizer's method of that name
+// does: extract calls it after <noscript>.
+func (z *scanner) NextIsNotRawText() {
+	z.rawTag = ""
 }
 
 // Err returns the error of the last ErrorToken: io.EOF at the end of the

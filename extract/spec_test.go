@@ -133,3 +133,92 @@ func extractBoth(t *testing.T, body string, h http.Header) []*Document {
 	}
 	return []*Document{d1, d2}
 }
+
+// HTML §4.10.18.6 (form submission): a form's method attribute is an
+// enumerated attribute (get, post, dialog; ASCII case-insensitive; missing
+// and invalid values mean get), and a submit button's formmethod overrides
+// it for submissions through that button. With FollowForms only a form
+// every visible submission of which is a GET is followed: a crawler must
+// never turn a POST form into GET requests.
+func TestFollowFormsOnlyGetForms(t *testing.T) {
+	cases := []struct {
+		form   string
+		follow bool
+	}{
+		{`<form action=/f>`, true},
+		{`<form action=/f method=get>`, true},
+		{`<form action=/f method=GET>`, true},
+		{`<form action=/f method="">`, true},      // invalid: get
+		{`<form action=/f method=bogus>`, true},   // invalid: get
+		{`<form action=/f method=" post">`, true}, // not a keyword (no trimming): get
+		{`<form action=/f method=post>`, false},
+		{`<form action=/f METHOD=PoSt>`, false},
+		{`<form action=/f method=dialog>`, false}, // closes a dialog, fetches nothing
+		{`<form action=/f method=post><button formmethod=get>s</button>`, false},
+		{`<form action=/f><button formmethod=post>s</button>`, false},
+		{`<form action=/f><button type=SUBMIT formmethod=POST>s</button>`, false},
+		{`<form action=/f><button type=bogus formmethod=post>s</button>`, false}, // invalid type: submit
+		{`<form action=/f><input type=submit formmethod=post>`, false},
+		{`<form action=/f><input type=Image src=/i.png formmethod=dialog>`, false},
+		{`<form action=/f><button type=button formmethod=post>b</button><button type=reset formmethod=post>r</button>`, true},
+		{`<form action=/f><input type=text formmethod=post><button formmethod=get>s</button>`, true},
+		{`<form action=/f><button formmethod=bogus>s</button>`, true},
+		{`<form action=/f></form><button formmethod=post>s</button>`, true}, // not the form's button
+	}
+	for _, c := range cases {
+		body := c.form + `<input name=q></form><form action=/g method=get></form>`
+		for _, o := range []*Options{{FollowForms: true}, {}} {
+			d1, err1 := o.ExtractBytes([]byte(body), "https://ex.com/", nil)
+			d2, err2 := o.Extract(strings.NewReader(body), "https://ex.com/", nil)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			for _, d := range []*Document{d1, d2} {
+				var got []bool
+				for _, l := range d.Links {
+					if l.Kind == KindForm {
+						got = append(got, l.Follow)
+					}
+				}
+				want := []bool{c.follow && o.FollowForms, o.FollowForms}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s FollowForms %v: form links followed %v, want %v", c.form, o.FollowForms, got, want)
+				}
+			}
+		}
+	}
+}
+
+// A crawler runs no scripts, so it sees a page as a browser with scripting
+// disabled does, where <noscript> content is markup (HTML §13.2.6.4.4): its
+// links are the page's links (with their anchor text), but its text stays
+// out of Document.Text.
+func TestNoscriptContentIsMarkup(t *testing.T) {
+	body := `<p>before</p><noscript><a href="/nojs">Plain &amp; simple</a><img src="/pixel.gif" alt="px">` +
+		`<meta http-equiv=refresh content="0; url=/fallback"> text</noscript><p>after</p>` +
+		`<NOSCRIPT/><a href=/x>x</a></NOSCRIPT><a href=/y>y</a>`
+	type row struct {
+		URL  string
+		Kind Kind
+		Text string
+	}
+	want := []row{
+		{"https://ex.com/nojs", KindA, "Plain & simple"},
+		{"https://ex.com/pixel.gif", KindImg, "px"},
+		{"https://ex.com/fallback", KindMetaRefresh, ""},
+		{"https://ex.com/x", KindA, "x"},
+		{"https://ex.com/y", KindA, "y"},
+	}
+	for _, d := range extractBoth(t, body, nil) {
+		var got []row
+		for _, l := range d.Links {
+			got = append(got, row{l.URL, l.Kind, l.Text})
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("links\n got %+v\nwant %+v", got, want)
+		}
+		if d.Text != "before after y" {
+			t.Errorf("text %q, want %q", d.Text, "before after y")
+		}
+	}
+}

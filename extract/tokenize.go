@@ -30,6 +30,7 @@ type tokenizer interface {
 	Text() []byte
 	Raw() []byte
 	TagAttr() (key, val []byte, more bool)
+	NextIsNotRawText()
 }
 
 // state is one extraction pass.
@@ -56,6 +57,7 @@ type state struct {
 	title     textBuf
 	svg       int // depth of <svg>, whose <title> is not the page's
 	template  int // depth of <template>, whose content is inert
+	noscript  int // depth of <noscript>, whose text is not Document.Text
 	langSeen  bool
 	metaLang  string
 
@@ -63,11 +65,19 @@ type state struct {
 	// percent-encoded in it rather than in UTF-8, else nil.
 	queryEnc encoding.Encoding
 
+	// formOpen reports that a <form> start tag was seen and no </form>
+	// after it; form is the index in links of that form's action, or -1.
+	formOpen bool
+	form     int
+	// notGet holds the indices in links of forms some visible submission
+	// of which is not a GET (see Options.FollowForms).
+	notGet map[int]bool
+
 	robots robotsAcc
 }
 
 func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Header) (*Document, error) {
-	s := &state{o: o.withDefaults(), doc: &Document{}, anchorLink: -1}
+	s := &state{o: o.withDefaults(), doc: &Document{}, anchorLink: -1, form: -1}
 	pageURL = strings.TrimSpace(pageURL)
 	if pageURL != "" {
 		u, err := urlnorm.ResolveString("", pageURL)
@@ -199,7 +209,9 @@ func (s *state) loop() error {
 			case s.skipRaw || s.template > 0:
 			default:
 				t := z.Text()
-				s.text.add(t)
+				if s.noscript == 0 {
+					s.text.add(t)
+				}
 				if s.anchorLink >= 0 {
 					s.anchor.add(t)
 				}
@@ -234,7 +246,7 @@ func (s *state) start(selfClosing bool) {
 	hasAttr := hasAttrs(raw)
 	s.boundary(a)
 	switch a {
-	case atom.Script, atom.Style, atom.Noscript, atom.Textarea, atom.Xmp,
+	case atom.Script, atom.Style, atom.Textarea, atom.Xmp,
 		atom.Noembed, atom.Noframes, atom.Plaintext:
 		// The tokenizer reads these elements' content as raw text.
 		s.skipRaw = true
@@ -263,6 +275,16 @@ func (s *state) start(selfClosing bool) {
 		if !selfClosing {
 			s.template++
 		}
+	case atom.Noscript:
+		// A crawler runs no scripts: the content is markup, as HTML
+		// parses it with scripting disabled, not the raw text the
+		// tokenizer would make of it. "<noscript/>" opens the element
+		// too (the slash means nothing on an HTML element).
+		s.z.NextIsNotRawText()
+		s.noscript++
+	case atom.Form:
+		s.formTag(hasAttr)
+		return
 	}
 	if !hasAttr {
 		if a == atom.A {
@@ -286,8 +308,10 @@ func (s *state) start(selfClosing bool) {
 		s.simple(KindFrame, "src")
 	case atom.Video, atom.Audio, atom.Embed, atom.Track:
 		s.media()
-	case atom.Form:
-		s.simple(KindForm, "action")
+	case atom.Button, atom.Input:
+		if s.form >= 0 {
+			s.submitButton(a)
+		}
 	case atom.Meta:
 		s.meta()
 	case atom.Base:
@@ -310,6 +334,12 @@ func (s *state) end() {
 		if s.template > 0 {
 			s.template--
 		}
+	case atom.Noscript:
+		if s.noscript > 0 {
+			s.noscript--
+		}
+	case atom.Form:
+		s.formOpen, s.form = false, -1
 	}
 	s.boundary(a)
 }
@@ -388,6 +418,90 @@ func (s *state) simple(k Kind, attr string) {
 	if raw != "" {
 		s.add(Link{Raw: raw, Kind: k})
 	}
+}
+
+// formTag records the action of a <form> and whether its method is GET.
+// Its submit buttons, up to </form>, are the form's (HTML ignores a <form>
+// start tag while a form is open, so a nested one does not take them).
+func (s *state) formTag(hasAttr bool) {
+	nested := s.formOpen
+	s.formOpen = true
+	if !nested {
+		s.form = -1
+	}
+	if !hasAttr {
+		return
+	}
+	var raw string
+	var actionSeen, methodSeen, get bool
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case "action":
+			if !actionSeen {
+				raw, actionSeen = s.urlAttr(val), true
+			}
+		case "method":
+			if !methodSeen {
+				get, methodSeen = isGetMethod(val), true
+			}
+		}
+	})
+	if raw == "" {
+		return
+	}
+	i := s.add(Link{Raw: raw, Kind: KindForm})
+	if i < 0 {
+		return
+	}
+	if methodSeen && !get {
+		s.markNotGet(i)
+	}
+	if !nested {
+		s.form = i
+	}
+}
+
+// submitButton marks the open form as not GET when the <button> or <input>
+// is a submit button whose formmethod overrides the form's method with one
+// that is not GET (HTML §4.10.18.6).
+func (s *state) submitButton(a atom.Atom) {
+	var typeSeen, methodSeen, submit, get bool
+	submit = a == atom.Button // a button's missing and invalid type mean submit
+	s.attrs(func(key, val []byte) {
+		switch string(key) {
+		case "type":
+			if !typeSeen {
+				typeSeen = true
+				if a == atom.Button {
+					submit = !equalFold(val, "button") && !equalFold(val, "reset")
+				} else {
+					submit = equalFold(val, "submit") || equalFold(val, "image")
+				}
+			}
+		case "formmethod":
+			if !methodSeen {
+				get, methodSeen = isGetMethod(val), true
+			}
+		}
+	})
+	if submit && methodSeen && !get {
+		s.markNotGet(s.form)
+	}
+}
+
+func (s *state) markNotGet(i int) {
+	if s.notGet == nil {
+		s.notGet = map[int]bool{}
+	}
+	s.notGet[i] = true
+}
+
+// isGetMethod reports whether a method or formmethod attribute value means
+// GET: it is an enumerated attribute whose keywords are get, post and dialog
+// (ASCII case-insensitive, white space not trimmed), and whose invalid value
+// default is GET (HTML §4.10.18.6).
+func isGetMethod(v []byte) bool {
+	return !equalFold(v, "post") && !equalFold(v, "dialog")
 }
 
 func (s *state) anchorTag(selfClosing bool) {
@@ -647,14 +761,14 @@ func (s *state) finish(header http.Header) {
 	}
 	// Resolve in place, dropping what does not resolve to http(s).
 	links := s.links[:0]
-	for _, l := range s.links {
+	for i, l := range s.links {
 		u, ok := resolve(l.Raw)
 		if !ok {
 			d.Skipped++
 			continue
 		}
 		l.URL, l.Raw = u, validUTF8(l.Raw)
-		l.Follow = !l.Rel.Nofollow() && !d.Robots.Nofollow && (l.Kind != KindForm || s.o.FollowForms)
+		l.Follow = !l.Rel.Nofollow() && !d.Robots.Nofollow && (l.Kind != KindForm || s.o.FollowForms && !s.notGet[i])
 		links = append(links, l)
 	}
 	clear(s.links[len(links):])
