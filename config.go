@@ -89,13 +89,22 @@ type Config struct {
 	Seeds []string
 
 	// Scope limits which hosts are followed; ScopeFunc, if set, replaces
-	// it and is called for every normalized candidate URL.
+	// it and is called for every normalized candidate URL: seeds, links,
+	// sitemap entries, and every URL requested (redirect targets and
+	// sitemaps too), always in its urlnorm.Normalize form, so one URL is
+	// judged the same however a page or a Location header spells it. A
+	// redirect target that does not normalize is out of scope. What is
+	// requested is the URL as the server named it.
 	Scope     Scope
 	ScopeFunc func(u *url.URL) bool
 	// MaxDepth is the most links followed from a seed; 0 means no limit.
 	MaxDepth int
-	// MaxPages stops the crawl after this many pages were fetched; 0
-	// means no limit.
+	// MaxPages stops the crawl after this many pages were fetched: fetches
+	// that got an HTTP response (of any status, a 304 Not Modified
+	// included), as Stats' URLs.Fetched counts them. Requests that got no
+	// response (a host that does not resolve, a refused connection, a
+	// timeout) and URLs robots.txt disallows do not count. 0 means no
+	// limit.
 	MaxPages int
 	// Workers is the number of pages fetched at once (default 16). The
 	// frontier gives each worker a different host, so more workers than

@@ -107,7 +107,7 @@ type Crawler struct {
 	// fingerprinted in this Run (see analyze).
 	analyzed *bloom.Set
 
-	pagesStarted atomic.Int64
+	pages        *pageBudget // nil without MaxPages
 	limitReached atomic.Bool
 	busy         atomic.Int64
 	wake         chan struct{}
@@ -146,8 +146,13 @@ func New(cfg Config) (*Crawler, error) {
 		}
 		seeds = append(seeds, u)
 	}
+	var pages *pageBudget
+	if cfg.MaxPages > 0 {
+		pages = newPageBudget(cfg.MaxPages)
+	}
 	return &Crawler{
 		cfg:          cfg,
+		pages:        pages,
 		extractor:    extract.Options{UserAgent: productToken(cfg.UserAgent)},
 		token:        productToken(cfg.UserAgent),
 		seeds:        seeds,
@@ -470,7 +475,7 @@ func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Respon
 // sitemap may lead to a host none of whose URLs was leased, so checkRobots
 // has not set its delay (or skipped it as too slow) yet.
 func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
-	if !cr.scope.allows(u) {
+	if !cr.inScope(u) {
 		return errOutOfScope
 	}
 	if cr.cfg.DangerouslyIgnoreRobotsTxt {
@@ -491,6 +496,23 @@ func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
 		return errRobots
 	}
 	return nil
+}
+
+// inScope applies the scope to a URL about to be requested in the
+// normalized form links are judged in (see Config.ScopeFunc): a redirect
+// target is the server's spelling of a URL, not normalized. A URL that does
+// not normalize is out of scope, as a link to it would not be followed.
+// The URL requested is u, unchanged.
+func (cr *Crawler) inScope(u *url.URL) bool {
+	n, err := urlnorm.Normalize(u.String())
+	if err != nil {
+		return false
+	}
+	nu, err := url.Parse(n)
+	if err != nil {
+		return false
+	}
+	return cr.scope.allows(nu)
 }
 
 // applyCrawlDelay sets host's robots.txt Crawl-delay in the politeness
@@ -736,6 +758,53 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 	return true
 }
 
+// pageBudget enforces Config.MaxPages. A request is admitted only while
+// the responses received and the requests in flight are fewer than the
+// limit, and one that ends without a response gives its place back. A
+// request that finds the remaining places taken by requests in flight
+// waits until they end, so that failing requests neither let more than
+// MaxPages responses in nor stop the crawl short of them.
+type pageBudget struct {
+	max      int
+	mu       sync.Mutex
+	changed  sync.Cond // signalled when a request in flight ends
+	done     int       // responses received
+	inFlight int
+}
+
+func newPageBudget(max int) *pageBudget {
+	b := &pageBudget{max: max}
+	b.changed.L = &b.mu
+	return b
+}
+
+// acquire admits a request, waiting for requests in flight if needed. It
+// reports false once MaxPages responses were received.
+func (b *pageBudget) acquire() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.done < b.max && b.done+b.inFlight >= b.max {
+		b.changed.Wait()
+	}
+	if b.done >= b.max {
+		return false
+	}
+	b.inFlight++
+	return true
+}
+
+// release ends a request admitted by acquire; response reports that it got
+// one.
+func (b *pageBudget) release(response bool) {
+	b.mu.Lock()
+	b.inFlight--
+	if response {
+		b.done++
+	}
+	b.mu.Unlock()
+	b.changed.Broadcast()
+}
+
 // Extender is implemented by Queues whose leases can be prolonged: the
 // frontier and the PostgreSQL and Redis queues. The Crawler extends every
 // lease it works on through it (see Config.Queue).
@@ -803,8 +872,9 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 			return o, ctx.Err() == nil
 		}
 	}
-	// MaxPages counts requests for pages robots.txt allows, not leases.
-	if max := int64(cr.cfg.MaxPages); max > 0 && cr.pagesStarted.Add(1) > max {
+	// MaxPages counts responses to requests for pages robots.txt allows,
+	// not leases, nor requests that got no response.
+	if cr.pages != nil && !cr.pages.acquire() {
 		cr.limitReached.Store(true)
 		return frontier.Outcome{}, false
 	}
@@ -814,6 +884,10 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 	}
 	fetched := cr.cfg.Now()
 	resp, err := f.Do(ctx, &fetch.Request{URL: l.URL})
+	if cr.pages != nil {
+		// What Stats.Fetched counts: a response, a 304 included.
+		cr.pages.release(err == nil || errors.Is(err, fetch.ErrNotModified))
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return frontier.Outcome{}, false

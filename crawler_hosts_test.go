@@ -295,3 +295,69 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 		t.Errorf("zero limits: %v", err)
 	}
 }
+
+// TestMaxPagesCountsResponsesNotFailedRequests crawls a site whose home
+// page links first to five hosts that do not resolve and then to six pages
+// of its own: MaxPages counts pages fetched (responses, as Stats.Fetched
+// counts them), so the requests that got no response do not use it up and
+// the crawl still fetches MaxPages pages.
+func TestMaxPagesCountsResponsesNotFailedRequests(t *testing.T) {
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			writeHTML(w, `<html><body><p>A page of live.test.</p></body></html>`)
+			return
+		}
+		var b strings.Builder
+		for i := 1; i <= 5; i++ {
+			fmt.Fprintf(&b, `<a href="http://dead%d.test/">dead %d</a>`, i, i)
+		}
+		for i := 1; i <= 6; i++ {
+			fmt.Fprintf(&b, `<a href="/p%d">page %d</a>`, i, i)
+		}
+		writeHTML(w, `<html><body>`+b.String()+`</body></html>`)
+	})
+	var dead atomic.Int32
+	const maxPages = 5
+	var handled atomic.Int32
+	cfg := crawlkit.Config{
+		UserAgent: testAgent,
+		Seeds:     []string{"http://live.test/"},
+		Scope:     crawlkit.ScopeAny,
+		Delay:     time.Millisecond,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if strings.HasPrefix(addr, "dead") {
+				dead.Add(1)
+				return nil, &net.DNSError{Err: "no such host", Name: addr, IsNotFound: true}
+			}
+			return s.dial(ctx, network, addr)
+		},
+		AllowPrivate: loopback,
+		Workers:      4,
+		MaxPages:     maxPages,
+		MaxAttempts:  2,
+		RetryBackoff: time.Millisecond,
+		// The dead hosts' error backoff kept short; robots.txt off, so
+		// that the dead hosts' pages are requested.
+		Politeness:                 fetch.NewPoliteness(fetch.PolitenessConfig{Delay: time.Millisecond, BackoffBase: time.Millisecond}),
+		DangerouslyIgnoreRobotsTxt: true,
+		Handler: func(context.Context, *crawlkit.Page) error {
+			handled.Add(1)
+			return nil
+		},
+	}
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, requests := s.minGap("live.test")
+	u := c.Stats().URLs
+	if u.Fetched != maxPages || handled.Load() != maxPages || requests != maxPages {
+		t.Errorf("MaxPages %d: Stats.Fetched %d, handler saw %d, server saw %d requests (%d requests to dead hosts)",
+			maxPages, u.Fetched, handled.Load(), requests, dead.Load())
+	}
+}
