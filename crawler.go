@@ -916,7 +916,8 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 		Fetched:       fetched,
 		Timing:        resp.Timing,
 		Redirects:     resp.Redirects,
-		RequestHeader: http.Header{"User-Agent": {cr.cfg.UserAgent}},
+		RequestHeader: resp.RequestHeader,
+		RemoteAddr:    resp.RemoteAddr,
 	}
 	var outcome frontier.Outcome
 	switch {

@@ -3,6 +3,7 @@ package crawlkit
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/crawlkit/crawlkit/extract"
@@ -66,9 +67,17 @@ type Page struct {
 	Fetched   time.Time
 	Timing    fetch.Timing
 	Redirects []fetch.Hop
-	// RequestHeader holds the headers the crawler sent (User-Agent and
-	// its defaults), for archiving.
+	// RequestHeader holds the header of the final request as the fetcher
+	// sent it (fetch.Response.RequestHeader: User-Agent, Accept,
+	// Accept-Encoding, the configured headers, conditional headers and
+	// cookies; not the Host, Connection and other fields the transport
+	// adds), for archiving. Each hop's own is in Redirects.
 	RequestHeader http.Header
+	// RemoteAddr is the address of the server that sent the final
+	// response (fetch.Response.RemoteAddr), archived as WARC-IP-Address;
+	// the zero value when it is unknown, as through a proxy. Each hop's
+	// own is in Redirects.
+	RemoteAddr netip.AddrPort
 }
 
 // Link is one link of a page.
@@ -112,6 +121,13 @@ type Sink interface {
 // and 304 answers. A page reached through redirects is archived with every
 // hop first (each redirect response under the URL that gave it), so that
 // replay of the URL that was requested finds its redirect.
+//
+// Each request record holds the header that request was sent with (the
+// hop's fetch.Hop.RequestHeader, the page's RequestHeader for the final
+// request; a hop without one is recorded with the page's), with the Host
+// field taken from the URL. Each exchange's records carry WARC-IP-Address
+// when the address that answered is known (fetch.Hop.RemoteAddr,
+// Page.RemoteAddr).
 type WARCSink struct {
 	w *warc.Writer
 }
@@ -135,10 +151,15 @@ func (s *WARCSink) Write(_ context.Context, p *Page) error {
 		if date.IsZero() {
 			date = p.Fetched
 		}
+		reqHeader := h.RequestHeader
+		if reqHeader == nil {
+			reqHeader = p.RequestHeader
+		}
 		if _, err := s.w.WriteExchange(&warc.Exchange{
 			URL:           h.URL.String(),
 			Date:          date,
-			RequestHeader: p.RequestHeader,
+			IP:            warcIPAddress(h.RemoteAddr),
+			RequestHeader: reqHeader,
 			StatusCode:    h.Status,
 			Header:        h.Header,
 		}); err != nil {
@@ -152,6 +173,7 @@ func (s *WARCSink) Write(_ context.Context, p *Page) error {
 	ex := &warc.Exchange{
 		URL:           target,
 		Date:          p.Fetched,
+		IP:            warcIPAddress(p.RemoteAddr),
 		RequestHeader: p.RequestHeader,
 		StatusCode:    p.StatusCode,
 		Header:        p.Header,
@@ -160,6 +182,15 @@ func (s *WARCSink) Write(_ context.Context, p *Page) error {
 	}
 	_, err := s.w.WriteExchange(ex)
 	return err
+}
+
+// warcIPAddress returns a WARC-IP-Address value for ap: its IP address, or ""
+// when unknown.
+func warcIPAddress(ap netip.AddrPort) string {
+	if !ap.IsValid() {
+		return ""
+	}
+	return ap.Addr().String()
 }
 
 // Writer returns the underlying WARC writer (for its Stats).

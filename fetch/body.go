@@ -130,7 +130,7 @@ func decoder(r io.Reader, codings []string) (io.Reader, func(), error) {
 	for i := len(codings) - 1; i >= 0; i-- {
 		switch codings[i] {
 		case "gzip":
-			zr, err := gzip.NewReader(r)
+			zr, err := newGzipReader(r)
 			if err != nil {
 				closeAll()
 				return nil, nil, fmt.Errorf("gzip: %w", err)
@@ -175,6 +175,68 @@ func decoder(r io.Reader, codings []string) (io.Reader, func(), error) {
 		}
 	}
 	return r, closeAll, nil
+}
+
+// gzipReader decodes a gzip body of one or more members (RFC 1952 §2.2)
+// and, as browsers and curl do, ends it at the first bytes after a member
+// that do not start another one (the two-byte gzip magic): servers and
+// proxies append newlines, NUL padding or worse to gzip bodies. Go's
+// gzip.Reader would take those bytes for the header of a next member and
+// fail (gzip.ErrHeader or io.ErrUnexpectedEOF), and a retry would get the
+// same bytes again. Bytes that do start with the magic are decoded as a
+// member, and fail if they are not one. The size and expansion limits
+// apply to everything decoded, as readBody counts the wire bytes read.
+type gzipReader struct {
+	zr   *gzip.Reader
+	src  *bufio.Reader // the compressed stream; gzip.Reader reads no further than a member's end from it
+	done bool
+}
+
+func newGzipReader(r io.Reader) (*gzipReader, error) {
+	// A bufio.Reader is an io.ByteReader, which gzip.Reader reads from
+	// directly (it would otherwise wrap r in a bufio.Reader of its own),
+	// so what follows a member is left in src.
+	src := bufio.NewReader(r)
+	zr, err := gzip.NewReader(src)
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	return &gzipReader{zr: zr, src: src}, nil
+}
+
+// Read decodes from the current member and moves on to the next one, if
+// any, at the end of a member.
+func (g *gzipReader) Read(p []byte) (int, error) {
+	if g.done {
+		return 0, io.EOF
+	}
+	for {
+		n, err := g.zr.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		magic, err := g.src.Peek(2)
+		switch {
+		case len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+			// Another member.
+		case len(magic) == 2 || len(magic) == 1 && magic[0] != 0x1f || err == io.EOF:
+			// The end of the body, or bytes that are not a member.
+			g.done = true
+			return n, io.EOF
+		default:
+			// Reading failed (the connection, the wire limit) before the
+			// next bytes could be told apart from a member.
+			return n, err
+		}
+		if err := g.zr.Reset(g.src); err != nil {
+			return n, err
+		}
+		g.zr.Multistream(false)
+		if n > 0 {
+			return n, nil
+		}
+	}
 }
 
 // bodyLimits are the caps applied while reading one body.

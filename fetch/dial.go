@@ -118,14 +118,19 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, addr string) (
 	return nil, firstErr
 }
 
-// guardProxy wraps a transport's Proxy function so that a request sent
-// through a proxy must pass the guard with its target first: the dialler
-// only sees the proxy's address.
-func (d *guardedDialer) guardProxy(proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+// wrapProxy wraps a transport's Proxy function so that a request sent
+// through a proxy is known to be (its connection's address is the proxy's,
+// not the server's) and, with the guard on, must pass the guard with its
+// target first: the dialler only sees the proxy's address.
+func (d *guardedDialer) wrapProxy(proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
 	return func(r *http.Request) (*url.URL, error) {
 		pu, err := proxy(r)
 		if err != nil || pu == nil {
 			return pu, err
+		}
+		traceFrom(r.Context()).setProxied()
+		if d.guard == nil {
+			return pu, nil
 		}
 		if err := d.checkTarget(r.Context(), r.URL.Hostname()); err != nil {
 			return nil, err

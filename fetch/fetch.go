@@ -21,7 +21,17 @@
 //     error backoff and a concurrency cap, shared with a scheduler through
 //     Politeness.ReadyAt;
 //   - conditional GET, retries with jittered backoff, Content-Type
-//     sniffing, and a Response with timing and byte counts.
+//     sniffing, and a Response with timing and byte counts;
+//   - for archiving (WARC), the address of the server that answered each
+//     request and the header each request was sent with, for the final
+//     response and every redirect hop (Response.RemoteAddr and
+//     RequestHeader, Hop.RemoteAddr and RequestHeader).
+//
+// Bodies are decoded as browsers decode them where servers are sloppy: raw
+// DEFLATE is accepted for "deflate", an empty body labelled with a coding
+// is empty, and bytes after the last member of a gzip body that do not
+// start another member are ignored (a gzip body with trailing junk is
+// complete, not an error to retry).
 //
 // Errors match the package's sentinels (ErrBlockedAddress, ErrBodyTooLarge,
 // ErrDecompressionBomb, ErrTooManyRedirects, ErrTimeout, ErrDisallowed,
@@ -174,7 +184,10 @@ type Config struct {
 	MaxRetries                    int
 	RetryBackoff, MaxRetryBackoff time.Duration
 
-	// Header holds default request headers (Accept, Accept-Language, …).
+	// Header holds default request headers (Accept, Accept-Language,
+	// From, …); keys need not be canonical. User-Agent and
+	// Accept-Encoding are the Fetcher's own; Host, Content-Length,
+	// Transfer-Encoding and Trailer are ignored, as net/http ignores them.
 	// Like net/http's Client, the Fetcher stops sending the credential
 	// headers (Authorization, WWW-Authenticate, Cookie, Cookie2,
 	// Proxy-Authorization, Proxy-Authenticate), whether set here or in
@@ -277,9 +290,14 @@ func New(cfg Config) (*Fetcher, error) {
 		return nil, fmt.Errorf("%w: User-Agent contains a line break", ErrNoUserAgent)
 	}
 	cfg.ensureDefaults()
-	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: cfg.Header.Clone(), closing: make(chan struct{})}
-	if f.header == nil {
-		f.header = make(http.Header)
+	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: make(http.Header, len(cfg.Header)+3), closing: make(chan struct{})}
+	for k, v := range cfg.Header {
+		// Canonical keys, so that a default the Fetcher sets or a caller's
+		// Request.Header overrides replaces the field instead of being
+		// sent next to it.
+		if k = http.CanonicalHeaderKey(k); !ignoredRequestFields[k] {
+			f.header[k] = append(f.header[k], v...)
+		}
 	}
 	if f.header.Get("Accept") == "" {
 		f.header.Set("Accept", defaultAccept)
@@ -356,8 +374,8 @@ func New(cfg Config) (*Fetcher, error) {
 		// watchdog, which shares one timer with the other deadlines.
 		f.transport.ResponseHeaderTimeout = 0
 		f.transport.MaxResponseHeaderBytes = cfg.MaxHeaderBytes
-		if f.guard != nil && f.transport.Proxy != nil {
-			f.transport.Proxy = d.guardProxy(f.transport.Proxy)
+		if f.transport.Proxy != nil {
+			f.transport.Proxy = d.wrapProxy(f.transport.Proxy)
 		}
 		f.client.Transport = f.transport
 	}
@@ -549,7 +567,8 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 			}
 			return resp, nil, retryHost
 		}
-		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status, Header: resp.Header, Date: started})
+		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status, Header: resp.Header, Date: started,
+			RemoteAddr: resp.RemoteAddr, RequestHeader: resp.RequestHeader})
 		if hop >= f.cfg.MaxRedirects {
 			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), ""
 		}
@@ -701,15 +720,18 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	defer cancel(nil)
 	wd := f.startWatchdog(cancel, start, deadline)
 	defer f.stopWatchdog(wd)
-	rt := &reqTrace{f: f, u: u}
-	ctx = context.WithValue(ctx, reqTraceKey{}, rt)
-	if u.Scheme == "https" || f.traceGuard {
-		// The TLS handshake and (for an opaque RoundTripper) the connection
-		// are only visible through httptrace. Plain HTTP on the Fetcher's
-		// own transport needs no trace: the dialler records DNS and connect
-		// times itself, which keeps the common path cheap.
-		ctx = httptrace.WithClientTrace(ctx, rt.hooks())
+	// The reqTrace is the request's context (see reqTrace.Value) and holds
+	// its httptrace hooks, so that tracing costs two allocations beyond
+	// the reqTrace itself on plain HTTP: the GotConn method value and
+	// httptrace's context. GotConn is needed on every request: it is the
+	// only report of which connection, new or kept alive, carried it.
+	rt := &reqTrace{Context: ctx, f: f, u: u}
+	rt.trace.GotConn = rt.gotConn
+	if u.Scheme == "https" {
+		rt.trace.TLSHandshakeStart = rt.tlsHandshakeStart
+		rt.trace.TLSHandshakeDone = rt.tlsHandshakeDone
 	}
+	ctx = httptrace.WithClientTrace(rt, &rt.trace)
 	// Built directly rather than with http.NewRequest, which would format
 	// and reparse the already parsed URL.
 	uc := *u
@@ -723,10 +745,18 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		Host:       strings.TrimSuffix(u.Host, ":"),
 	}).WithContext(ctx)
 	for k, v := range req.Header {
-		switch k {
+		ck := http.CanonicalHeaderKey(k)
+		if ck != k {
+			if _, dup := req.Header[ck]; dup {
+				continue // the canonical spelling wins, whatever the map order
+			}
+		}
+		switch ck {
 		case "User-Agent", "Accept-Encoding", "If-None-Match", "If-Modified-Since":
 		default:
-			hr.Header[k] = v
+			if !ignoredRequestFields[ck] {
+				hr.Header[ck] = v
+			}
 		}
 	}
 	if dropCredentials {
@@ -747,7 +777,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	}
 	hresp, err := f.client.Do(hr)
 	headersAt := f.watch.now()
-	rt.setFirstByte(headersAt.Sub(start))
+	remote := rt.headers(headersAt.Sub(start))
 	if err != nil {
 		f.stopWatchdog(wd)
 		rt.mu.Lock()
@@ -762,6 +792,11 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	resp.StatusCode = hresp.StatusCode
 	resp.Proto = hresp.Proto
 	resp.Header = hresp.Header
+	resp.RemoteAddr = remote
+	// The header as sent, cookies from the client's jar included (the
+	// Client adds them to hr.Header). The transport is done with it: the
+	// body is closed before the Response is handed on.
+	resp.RequestHeader = hr.Header
 	ex.status = hresp.StatusCode
 
 	if isRedirect(hresp.StatusCode) && f.cfg.MaxRedirects > 0 {
@@ -821,6 +856,14 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		maxBody: f.cfg.MaxBodyBytes, onTooLarge: f.cfg.OnTooLarge,
 		maxExpansion: f.cfg.MaxExpansion, expansionFloor: f.cfg.ExpansionFloor,
 	})
+	if err == nil && !wire.eof && hresp.ContentLength >= 0 && hresp.ContentLength-wire.n.Load() <= drainLimit {
+		// The decoder ended before the body did (junk after a gzip
+		// stream, a body cut at the limit): read the little that is left,
+		// which the server has promised, so the connection can be kept
+		// alive. A body of unknown length is not drained, since its end
+		// may never come.
+		io.Copy(io.Discard, wire)
+	}
 	f.stopWatchdog(wd)
 	ex.end = f.watch.now()
 	resp.Timing = rt.result(ex.end.Sub(start))
@@ -1091,19 +1134,50 @@ func (f *Fetcher) classify(parent, ctx context.Context, u *url.URL, err error) e
 	return wrap(err, true)
 }
 
-// reqTrace collects one request's timing: DNS and connect times from the
-// Fetcher's dialler (found through the context), TLS and connection reuse
-// from httptrace when installed. Dials may finish on the transport's
-// goroutines after the request gave up on them, so fields are guarded.
+// reqTrace collects one request's timing and connection: DNS and connect
+// times from the Fetcher's dialler (found through the context), TLS times,
+// connection reuse and the remote address from httptrace, and from the
+// transport's Proxy function whether the request went through a proxy.
+// Dials may finish on the transport's goroutines after the request gave up
+// on them, so fields are guarded.
+//
+// A reqTrace is the context the request is sent with: it extends the
+// request's own context with itself under reqTraceKey, which saves a
+// context.WithValue allocation per request.
 type reqTrace struct {
-	f *Fetcher
-	u *url.URL
+	context.Context
+	f     *Fetcher
+	u     *url.URL
+	trace httptrace.ClientTrace
 
 	mu       sync.Mutex
 	timing   Timing
 	dialed   bool
+	connSeen bool           // GotConn reported the connection
+	proxied  bool           // the transport's Proxy chose a proxy
+	remote   netip.AddrPort // the connection's remote address, unless proxied
 	tlsStart time.Time
 	blocked  error
+}
+
+// Value returns rt for reqTraceKey and otherwise the request context's
+// value.
+func (rt *reqTrace) Value(key any) any {
+	if _, ok := key.(reqTraceKey); ok {
+		return rt
+	}
+	return rt.Context.Value(key)
+}
+
+// drainLimit is the most of a body left unread after its decoder ended
+// that is read to keep the connection alive.
+const drainLimit = 4 << 10
+
+// ignoredRequestFields are the fields net/http does not send from a
+// request's Header (it writes its own), left out of the header template so
+// that Response.RequestHeader does not report them.
+var ignoredRequestFields = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true,
 }
 
 // reqTraceKey is the context key under which the dialler finds the
@@ -1126,51 +1200,69 @@ func (rt *reqTrace) dial(dns, connect time.Duration) {
 	rt.timing.DNS, rt.timing.Connect = dns, connect
 }
 
-func (rt *reqTrace) setFirstByte(d time.Duration) {
+// setProxied records that the request is sent through a proxy.
+func (rt *reqTrace) setProxied() {
+	if rt == nil {
+		return
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.timing.FirstByte = d
+	rt.proxied = true
 }
 
-// result returns the timing with total set. Without httptrace, a request
-// that did not dial reused a connection.
+// headers records the time to the response headers and returns the remote
+// address of the connection that carried the request.
+func (rt *reqTrace) headers(firstByte time.Duration) netip.AddrPort {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.timing.FirstByte = firstByte
+	return rt.remote
+}
+
+// result returns the timing with total set. For a RoundTripper that does
+// not report its connections, a request that did not dial reused one.
 func (rt *reqTrace) result(total time.Duration) Timing {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	t := rt.timing
 	t.Total = total
-	if !t.Reused && !rt.dialed && t.TLS == 0 {
+	if !rt.connSeen && !rt.dialed && t.TLS == 0 {
 		t.Reused = true
 	}
 	return t
 }
 
-func (rt *reqTrace) hooks() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		TLSHandshakeStart: func() {
-			rt.mu.Lock()
-			rt.tlsStart = time.Now()
-			rt.mu.Unlock()
-		},
-		TLSHandshakeDone: func(tls.ConnectionState, error) {
-			rt.mu.Lock()
-			rt.timing.TLS = time.Since(rt.tlsStart)
-			rt.mu.Unlock()
-		},
-		GotConn: rt.gotConn,
-	}
+func (rt *reqTrace) tlsHandshakeStart() {
+	rt.mu.Lock()
+	rt.tlsStart = time.Now()
+	rt.mu.Unlock()
+}
+
+func (rt *reqTrace) tlsHandshakeDone(tls.ConnectionState, error) {
+	rt.mu.Lock()
+	rt.timing.TLS = time.Since(rt.tlsStart)
+	rt.mu.Unlock()
 }
 
 func (rt *reqTrace) gotConn(info httptrace.GotConnInfo) {
+	ap, apErr := remoteAddrPort(info.Conn)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	rt.connSeen = true
 	rt.timing.Reused = info.Reused
+	// The last connection reported is the one that carried the request
+	// (net/http retries a request that failed on a kept-alive connection
+	// on another).
+	rt.remote = netip.AddrPort{}
+	if apErr == nil && !rt.proxied {
+		rt.remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
 	if !rt.f.traceGuard {
 		return
 	}
 	host := rt.u.Hostname()
-	if ap, err := remoteAddrPort(info.Conn); err != nil {
-		rt.blocked = &BlockedAddressError{Host: host, Reason: "unverifiable (" + err.Error() + ")"}
+	if apErr != nil {
+		rt.blocked = &BlockedAddressError{Host: host, Reason: "unverifiable (" + apErr.Error() + ")"}
 	} else {
 		rt.blocked = rt.f.guard.Check(host, ap.Addr())
 	}

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 )
@@ -14,7 +15,9 @@ type Request struct {
 	Method string
 	// Header holds extra request headers; they override the Fetcher's
 	// defaults except User-Agent and the conditional and encoding headers
-	// the Fetcher manages.
+	// the Fetcher manages. Keys need not be canonical. Host,
+	// Content-Length, Transfer-Encoding and Trailer are ignored, as
+	// net/http ignores them in a request's Header.
 	Header http.Header
 	// Validators from a previous fetch of URL make the request conditional
 	// (RFC 9110 §13.1): a 304 answer is reported as ErrNotModified.
@@ -40,6 +43,12 @@ type Hop struct {
 	// hop from them (see crawlkit.WARCSink).
 	Header http.Header
 	Date   time.Time
+	// RemoteAddr and RequestHeader describe the hop's request as
+	// Response.RemoteAddr and Response.RequestHeader describe the final
+	// one: the address that answered it (zero when unknown) and the
+	// header it was sent with.
+	RemoteAddr    netip.AddrPort
+	RequestHeader http.Header
 }
 
 // Timing breaks down the time of the final request of a fetch (the last
@@ -64,6 +73,31 @@ type Response struct {
 	StatusCode int
 	Proto      string
 	Header     http.Header
+
+	// RemoteAddr is the IP address and port at the other end of the
+	// connection that carried the final response (a WARC record's
+	// WARC-IP-Address), whether the connection was new or kept alive.
+	// It is the zero AddrPort (IsValid false) when the Fetcher cannot
+	// know the server's address: when the request went through a proxy
+	// set as the transport's Proxy (the connection is then the proxy's),
+	// and with a Config.Transport that is not an *http.Transport and does
+	// not report its connections through net/http/httptrace. With a
+	// Config.DialContext it is the address of the connection the dial
+	// function returned, which for a dial function that tunnels through
+	// a proxy (SOCKS, say) is the proxy's.
+	RemoteAddr netip.AddrPort
+	// RequestHeader is the header of the final request as the Fetcher
+	// handed it to the transport: User-Agent, Accept, Accept-Encoding,
+	// Config.Header, Request.Header, the conditional headers
+	// (If-None-Match, If-Modified-Since) of a recrawl, and the cookies of
+	// Client.Jar, less the credential headers a redirect dropped. The
+	// fields the transport adds while writing the request are not in it:
+	// Host (always the URL's host), Connection, Content-Length,
+	// Proxy-Authorization sent to a proxy, an Authorization header made
+	// from userinfo in the URL, and HTTP/2's pseudo-header fields. Its
+	// value slices may be shared with Request.Header and Config.Header:
+	// do not modify them.
+	RequestHeader http.Header
 
 	// Body is the decoded body (Content-Encoding removed), at most
 	// Config.MaxBodyBytes long; Truncated says whether it was cut there.

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"io"
 	"math/rand"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -180,10 +181,10 @@ func TestRecordsConformToWARC11(t *testing.T) {
 	for i, ex := range []warc.Exchange{
 		{URL: "http://a.test/", StatusCode: 200, Header: encoded, Body: []byte("<html>page a</html>"), IP: "192.0.2.1"},
 		{URL: "http://a.test/big", StatusCode: 200, Body: randomBody(rand.New(rand.NewSource(2)), 5000), Truncated: true},
-		{URL: "http://b.test/same", StatusCode: 200, Header: encoded, Body: []byte("<html>page a</html>")},
-		{URL: "http://a.test/gone", StatusCode: 404, Body: []byte("gone")},
-		{URL: "http://a.test/moved", StatusCode: 301, Header: http.Header{"Location": {"/"}}},
-		{URL: "http://a.test/", StatusCode: 304, Header: http.Header{"Etag": {`"1"`}}},
+		{URL: "http://b.test/same", StatusCode: 200, Header: encoded, Body: []byte("<html>page a</html>"), IP: "2001:db8::1"},
+		{URL: "http://a.test/gone", StatusCode: 404, Body: []byte("gone"), IP: "::ffff:192.0.2.7"},
+		{URL: "http://a.test/moved", StatusCode: 301, Header: http.Header{"Location": {"/"}}, IP: "fe80::1%eth0"},
+		{URL: "http://a.test/", StatusCode: 304, Header: http.Header{"Etag": {`"1"`}}, IP: "192.0.2.1"},
 	} {
 		ex.Date = date.Add(time.Duration(i) * time.Second)
 		if _, err := w.WriteExchange(&ex); err != nil {
@@ -212,9 +213,25 @@ func TestRecordsConformToWARC11(t *testing.T) {
 	if len(info) < 2 {
 		t.Errorf("%d files; want a rotation", len(info))
 	}
+	// WARC-IP-Address (WARC 1.1 section 5.13) on the response or revisit
+	// record and on its request: the address in its plain textual form
+	// (an IPv4-mapped IPv6 address as IPv4, no zone), absent when unknown.
+	wantIP := map[string]string{
+		"http://a.test/":      "192.0.2.1",
+		"http://b.test/same":  "2001:db8::1",
+		"http://a.test/gone":  "192.0.2.7",
+		"http://a.test/moved": "fe80::1",
+	}
 	var types []string
 	for _, r := range recs {
 		typ := r.get("WARC-Type")
+		if typ != "warcinfo" {
+			if got, want := r.get("WARC-IP-Address"), wantIP[r.get("WARC-Target-URI")]; got != want || r.has("WARC-IP-Address") != (want != "") {
+				t.Errorf("%s %s: WARC-IP-Address %q, want %q", typ, r.get("WARC-Target-URI"), got, want)
+			} else if want != "" && net.ParseIP(got) == nil {
+				t.Errorf("%s %s: WARC-IP-Address %q does not parse", typ, r.get("WARC-Target-URI"), got)
+			}
+		}
 		types = append(types, typ)
 		if typ == "warcinfo" {
 			continue
@@ -371,6 +388,33 @@ func TestNoContentResponsesKeepTheirContentLength(t *testing.T) {
 	for u, cl := range want {
 		if strings.Join(got[u], ",") != strings.Join(cl, ",") {
 			t.Errorf("%s: recorded Content-Length %q, want %q", u, got[u], cl)
+		}
+	}
+}
+
+// TestInvalidIPAddressRefused: WARC-IP-Address must hold a numeric address
+// (WARC 1.1 section 5.13); anything else, a CR LF that would end the field
+// early above all, is refused, and nothing of the exchange is written.
+func TestInvalidIPAddressRefused(t *testing.T) {
+	dir := t.TempDir()
+	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range []string{"192.0.2.1\r\nWARC-Type: resource", "192.0.2.1:80", "[2001:db8::1]", "example.test", "1.2.3"} {
+		if _, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/", StatusCode: 200, Body: []byte("x"), IP: ip}); err == nil {
+			t.Errorf("IP %q accepted", ip)
+		}
+	}
+	if _, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/ok", StatusCode: 200, Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range strictRead(t, dir) {
+		if u := r.get("WARC-Target-URI"); u != "" && u != "http://a.test/ok" {
+			t.Errorf("record %s for %s written", r.get("WARC-Type"), u)
 		}
 	}
 }

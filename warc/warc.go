@@ -36,6 +36,14 @@
 // keeps the Content-Length it was sent, unless that described an encoded
 // representation, in which case it is removed.
 //
+// The request record holds the request line (the method, the URL's path
+// and query, HTTP/1.1) and Exchange.RequestHeader, fields sorted, with a
+// Host field from the URL when the header has none; it holds what the
+// caller recorded of the request, so fields the caller's HTTP client added
+// by itself are missing unless the caller records them. When the server's
+// address is known (Exchange.IP), the response or revisit record and the
+// request record carry it as WARC-IP-Address.
+//
 // A server-not-modified revisit record has no WARC-Payload-Digest: its
 // payload is the unmodified content (WARC 1.1 section 6.7.3), which the
 // Writer has not seen.
@@ -47,6 +55,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -109,7 +118,12 @@ type Exchange struct {
 	URL string
 	// Date is when the fetch started (WARC-Date).
 	Date time.Time
-	// IP is the server address the response came from, if known.
+	// IP is the numeric address of the server the response came from
+	// (WARC-IP-Address, written on the response or revisit record and on
+	// the request record), if known: an IPv4 or IPv6 address without
+	// brackets or port, as netip.Addr.String gives it. An IPv4-mapped
+	// IPv6 address is recorded as IPv4, and an IPv6 zone is dropped.
+	// Anything else is refused with an error.
 	IP string
 	// Method and RequestHeader describe the request; Method defaults to GET.
 	Method        string
@@ -244,6 +258,10 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	if ex.StatusCode < 100 || ex.StatusCode > 999 {
 		return Result{}, fmt.Errorf("warc: exchange for %s has invalid status code %d", ex.URL, ex.StatusCode)
 	}
+	ip, err := ipField(ex.IP)
+	if err != nil {
+		return Result{}, fmt.Errorf("warc: exchange for %s: %w", ex.URL, err)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -255,7 +273,7 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	}
 	date = date.UTC()
 
-	rec, req, res, remember, err := w.buildRecords(ex, date)
+	rec, req, res, remember, err := w.buildRecords(ex, date, ip)
 	if err != nil {
 		return Result{}, err
 	}
@@ -281,10 +299,10 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 // buildRecords builds the records of ex: the response (or revisit) record
 // and the request record. remember says whether res.Ref is to be remembered
 // as the first copy of its payload once written.
-func (w *Writer) buildRecords(ex *Exchange, date time.Time) (rec, req gowarc.WarcRecord, res Result, remember bool, err error) {
+func (w *Writer) buildRecords(ex *Exchange, date time.Time, ip string) (rec, req gowarc.WarcRecord, res Result, remember bool, err error) {
 	libraryMu.Lock()
 	defer libraryMu.Unlock()
-	resp, err := w.buildResponse(ex, date)
+	resp, err := w.buildResponse(ex, date, ip)
 	if err != nil {
 		return nil, nil, Result{}, false, err
 	}
@@ -331,7 +349,7 @@ func (w *Writer) buildRecords(ex *Exchange, date time.Time) (rec, req gowarc.War
 		res.Revisit = true
 	}
 
-	req, err = w.buildRequest(ex, date, rec.WarcHeader().GetId(gowarc.WarcRecordID))
+	req, err = w.buildRequest(ex, date, ip, rec.WarcHeader().GetId(gowarc.WarcRecordID))
 	if err != nil {
 		rec.Close()
 		return nil, nil, Result{}, false, err
@@ -365,13 +383,27 @@ func (w *Writer) rememberDigest(ref Ref) {
 	}
 }
 
-func (w *Writer) buildResponse(ex *Exchange, date time.Time) (gowarc.WarcRecord, error) {
+// ipField returns the WARC-IP-Address value for an Exchange's IP: the
+// address in netip's canonical form, IPv4-mapped IPv6 as IPv4, without a
+// zone (which net.ParseIP, and so gowarc's validation, rejects).
+func ipField(ip string) (string, error) {
+	if ip == "" {
+		return "", nil
+	}
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return "", fmt.Errorf("IP %q is not a numeric IP address", ip)
+	}
+	return a.Unmap().WithZone("").String(), nil
+}
+
+func (w *Writer) buildResponse(ex *Exchange, date time.Time, ip string) (gowarc.WarcRecord, error) {
 	rb := gowarc.NewRecordBuilder(gowarc.Response, recordOptions()...)
 	rb.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
 	rb.AddWarcHeaderTime(gowarc.WarcDate, date)
 	rb.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=response")
-	if ex.IP != "" {
-		rb.AddWarcHeader(gowarc.WarcIPAddress, ex.IP)
+	if ip != "" {
+		rb.AddWarcHeader(gowarc.WarcIPAddress, ip)
 	}
 	if ex.Truncated {
 		rb.AddWarcHeader(gowarc.WarcTruncated, "length")
@@ -423,7 +455,7 @@ func hasNoContent(ex *Exchange) bool {
 		ex.StatusCode == http.StatusNoContent || ex.StatusCode == http.StatusNotModified
 }
 
-func (w *Writer) buildRequest(ex *Exchange, date time.Time, concurrentTo string) (gowarc.WarcRecord, error) {
+func (w *Writer) buildRequest(ex *Exchange, date time.Time, ip, concurrentTo string) (gowarc.WarcRecord, error) {
 	method := ex.Method
 	if method == "" {
 		method = http.MethodGet
@@ -445,6 +477,10 @@ func (w *Writer) buildRequest(ex *Exchange, date time.Time, concurrentTo string)
 	rb.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
 	rb.AddWarcHeaderTime(gowarc.WarcDate, date)
 	rb.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=request")
+	if ip != "" {
+		// The address the request was sent to, as wget records it.
+		rb.AddWarcHeader(gowarc.WarcIPAddress, ip)
+	}
 	if concurrentTo != "" {
 		rb.AddWarcHeader(gowarc.WarcConcurrentTo, "<"+concurrentTo+">")
 	}
