@@ -1,8 +1,8 @@
 // Package dashboard serves a live crawl dashboard: one web page, embedded in
 // the binary, that shows a crawl's throughput (now, average, peak, and a chart
-// of the last hour), queue depth by priority band, errors by category, the most
-// active and the blocked hosts, and the workers, updated live over
-// Server-Sent Events. It also answers URL and host analysis questions when it is
+// of the last hour, or of Config.Window), queue depth by priority band, errors
+// by category, the most active and the blocked hosts, and the workers,
+// updated live over Server-Sent Events. It also answers URL and host analysis questions when it is
 // given an Analyzer.
 //
 // The page is plain HTML, CSS and JavaScript compiled into the binary with
@@ -45,11 +45,14 @@
 // it can live under any prefix with http.StripPrefix):
 //
 //	GET /                 the page
-//	GET /api/snapshot     {"snapshot": Snapshot, "history": [Point...]}
+//	GET /api/snapshot     {"snapshot": Snapshot, "history": [Point...],
+//	                      "window_ms": Config.Window in milliseconds}
 //	GET /api/events       text/event-stream; one "sample" event per Interval:
 //	                      data: {"snapshot": Snapshot, "point": Point}
 //	                      ("point" only when the sample adds a point to the
-//	                      chart's history, see Config.Window)
+//	                      chart's history, see Config.Window); a client
+//	                      that takes no event for Config.WriteTimeout is
+//	                      dropped, and Close ends every stream
 //	GET /api/url?url=U    URLReport (404 without an Analyzer)
 //	GET /api/host?host=H  HostReport (404 without an Analyzer)
 //
@@ -226,23 +229,34 @@ type Config struct {
 	Window time.Duration
 	// Now is the clock of the sampler. Nil means time.Now.
 	Now func() time.Time
+	// WriteTimeout bounds how long one write to an event stream may
+	// take: a client that does not read its stream for that long is
+	// dropped (a browser reconnects by itself). Zero means ten seconds; a
+	// negative value is an error. It takes a ResponseWriter that supports
+	// http.ResponseController's SetWriteDeadline, as net/http's do; over
+	// one that does not, a write waits for the client however long. Event
+	// streams are not subject to the http.Server's WriteTimeout.
+	WriteTimeout time.Duration
 }
 
 // Dashboard is the dashboard's state and its http.Handler. Create it with
 // New and stop it with Close.
 type Dashboard struct {
-	cfg    Config
-	mux    *http.ServeMux
-	points ring
+	cfg Config
+	mux *http.ServeMux
 
+	// sampling serializes SampleAt, so that the Source is called from one
+	// goroutine at a time and points join the chart in call order.
+	sampling sync.Mutex
+
+	mu     sync.Mutex
+	points ring
 	// every is how many samples make one chart point; samples counts them.
 	every   int
 	samples int
-
-	mu     sync.Mutex
-	last   Snapshot
-	subs   map[chan []byte]struct{}
-	closed bool
+	last    Snapshot
+	subs    map[*stream]struct{}
+	closed  bool
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -256,6 +270,9 @@ var ErrNoSource = errors.New("dashboard: Config.Source is nil")
 
 // maxPoints bounds the chart's history, whatever Window/Interval is.
 const maxPoints = 1 << 14
+
+// defaultWriteTimeout is Config.WriteTimeout's default.
+const defaultWriteTimeout = 10 * time.Second
 
 // New returns a Dashboard and, unless Config.Interval is negative, starts the
 // goroutine that samples the Source; Close stops it.
@@ -271,6 +288,12 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	if cfg.Window == 0 {
 		cfg.Window = time.Hour
+	}
+	if cfg.WriteTimeout < 0 {
+		return nil, fmt.Errorf("dashboard: Config.WriteTimeout %v is negative", cfg.WriteTimeout)
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = defaultWriteTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -292,7 +315,7 @@ func New(cfg Config) (*Dashboard, error) {
 		cfg:    cfg,
 		every:  int(every),
 		points: ring{buf: make([]Point, n)},
-		subs:   map[chan []byte]struct{}{},
+		subs:   map[*stream]struct{}{},
 		done:   make(chan struct{}),
 	}
 	d.routes()
@@ -303,8 +326,10 @@ func New(cfg Config) (*Dashboard, error) {
 	return d, nil
 }
 
-// Close stops the sampler and ends every open event stream. It is
-// idempotent.
+// Close stops the sampler and ends every open event stream, cutting short
+// a write to a client that is not reading. It waits for a SampleAt in
+// progress, so the Source is not called once Close has returned; it does
+// not wait for the streams' handlers to return. It is idempotent.
 func (d *Dashboard) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -313,12 +338,20 @@ func (d *Dashboard) Close() error {
 	}
 	d.closed = true
 	close(d.done)
-	for ch := range d.subs {
-		close(ch)
-		delete(d.subs, ch)
+	streams := make([]*stream, 0, len(d.subs))
+	for s := range d.subs {
+		close(s.ch)
+		delete(d.subs, s)
+		streams = append(streams, s)
 	}
 	d.mu.Unlock()
+	for _, s := range streams {
+		s.abort()
+	}
 	d.wg.Wait()
+	// Wait for a SampleAt in progress.
+	d.sampling.Lock()
+	d.sampling.Unlock()
 	return nil
 }
 
@@ -342,8 +375,11 @@ func (d *Dashboard) loop() {
 // Window/Interval exceeds the chart's bound) and sends both to every open
 // event stream. Non-finite throughputs, which JSON cannot carry, become 0.
 // The sampler calls it once per Interval; tests with a negative Interval call
-// it themselves.
+// it themselves. Calls are serialized with each other and with the
+// sampler's, so the Source is called from one goroutine at a time.
 func (d *Dashboard) SampleAt(now time.Time) {
+	d.sampling.Lock()
+	defer d.sampling.Unlock()
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
@@ -378,9 +414,9 @@ func (d *Dashboard) SampleAt(now time.Time) {
 		// happen short of a time outside year 0–9999.
 		return
 	}
-	for ch := range d.subs {
+	for sub := range d.subs {
 		select {
-		case ch <- msg:
+		case sub.ch <- msg:
 		default:
 			// A slow reader misses a sample rather than holding up the
 			// others; the next one carries the full state again.
@@ -396,10 +432,18 @@ func (d *Dashboard) Snapshot() (Snapshot, []Point) {
 	return d.last, d.points.list()
 }
 
+// event is the data of one "sample" event.
 type event struct {
 	Snapshot *Snapshot `json:"snapshot"`
 	Point    *Point    `json:"point,omitempty"`
-	History  []Point   `json:"history,omitempty"`
+}
+
+// snapshotResponse is the answer of /api/snapshot. The page shows the
+// chart's history over WindowMS.
+type snapshotResponse struct {
+	Snapshot *Snapshot `json:"snapshot"`
+	History  []Point   `json:"history"`
+	WindowMS int64     `json:"window_ms"`
 }
 
 // ServeHTTP serves the page and its API.
@@ -453,61 +497,121 @@ func (d *Dashboard) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if hist == nil {
 		hist = []Point{}
 	}
-	writeJSON(w, http.StatusOK, event{Snapshot: &s, History: hist})
+	writeJSON(w, http.StatusOK, snapshotResponse{Snapshot: &s, History: hist, WindowMS: d.cfg.Window.Milliseconds()})
 }
 
 // serveEvents streams samples as Server-Sent Events (HTML Living Standard,
 // §9.2). Each event carries a whole Snapshot, so a reader that missed some
 // is up to date with the next.
 func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	ch := make(chan []byte, 4)
+	s := &stream{ch: make(chan []byte, 4), rc: http.NewResponseController(w), timeout: d.cfg.WriteTimeout}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		http.Error(w, "dashboard closed", http.StatusServiceUnavailable)
 		return
 	}
-	d.subs[ch] = struct{}{}
+	d.subs[s] = struct{}{}
 	d.mu.Unlock()
-	defer d.unsubscribe(ch)
+	defer d.unsubscribe(s)
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
 	// A retry hint, then a comment so the browser sees the stream open at
 	// once.
-	if _, err := fmt.Fprint(w, "retry: 2000\n: open\n\n"); err != nil {
-		return
-	}
-	if rc.Flush() != nil {
+	if !s.write(func() error {
+		w.WriteHeader(http.StatusOK)
+		if _, err := fmt.Fprint(w, "retry: 2000\n: open\n\n"); err != nil {
+			return err
+		}
+		return s.rc.Flush()
+	}) {
 		return
 	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case msg, ok := <-ch:
+		case msg, ok := <-s.ch:
 			if !ok {
 				return
 			}
-			if _, err := fmt.Fprintf(w, "event: sample\ndata: %s\n\n", msg); err != nil {
-				return
-			}
-			if rc.Flush() != nil {
+			if !s.write(func() error {
+				if _, err := fmt.Fprintf(w, "event: sample\ndata: %s\n\n", msg); err != nil {
+					return err
+				}
+				return s.rc.Flush()
+			}) {
 				return
 			}
 		}
 	}
 }
 
-func (d *Dashboard) unsubscribe(ch chan []byte) {
+func (d *Dashboard) unsubscribe(s *stream) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.subs[ch]; ok {
-		delete(d.subs, ch)
-		close(ch)
+	if _, ok := d.subs[s]; ok {
+		delete(d.subs, s)
+		close(s.ch)
+	}
+}
+
+// stream is one open event stream. Its handler writes to the client under
+// a write deadline, and Close moves the deadline to now to cut short a
+// write that a client which does not read keeps waiting.
+type stream struct {
+	// ch carries the samples; Close or unsubscribe closes it, under
+	// Dashboard.mu.
+	ch      chan []byte
+	rc      *http.ResponseController
+	timeout time.Duration
+
+	mu sync.Mutex
+	// writing is set while the handler writes (rc may be used only
+	// then, the handler may have returned otherwise); closing once Close
+	// has ended the stream.
+	writing, closing bool
+}
+
+// write runs f, which writes to the client, within the stream's write
+// timeout, and reports whether it succeeded. It does not run f once the
+// stream is closing.
+func (s *stream) write(f func() error) bool {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return false
+	}
+	s.writing = true
+	// Without deadline support (ErrNotSupported) the write waits for the
+	// client.
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	s.mu.Unlock()
+
+	err := f()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writing = false
+	if err != nil {
+		return false
+	}
+	// No deadline while the stream waits for the next sample, nor for
+	// the end of the response when it ends; that includes the deadline
+	// of a Close that came as this write completed.
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	return !s.closing
+}
+
+// abort ends the stream for Close: a write in progress fails at once.
+func (s *stream) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing = true
+	if s.writing {
+		_ = s.rc.SetWriteDeadline(time.Now())
 	}
 }
 
@@ -558,11 +662,18 @@ func statusOf(err error) int {
 	}
 }
 
+// writeJSON answers v with status, or a 500 error when v cannot be encoded
+// (a NaN in an Analyzer's report, say).
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(map[string]string{"error": "dashboard: encoding the answer: " + err.Error()})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(append(body, '\n'))
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

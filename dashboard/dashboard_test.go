@@ -380,3 +380,54 @@ func TestTopHostsNonPositive(t *testing.T) {
 		}
 	}
 }
+
+// nanAnalyzer answers reports that JSON cannot encode.
+type nanAnalyzer struct{ fakeAnalyzer }
+
+func (nanAnalyzer) AnalyzeHost(_ context.Context, h string) (dashboard.HostReport, error) {
+	return dashboard.HostReport{Host: h, Fetched: 0, AvgResponseMS: math.NaN(), ErrorRate: math.NaN()}, nil
+}
+
+// TestUnencodableReport: a report JSON cannot carry answers an error, not
+// a 200 with an empty body.
+func TestUnencodableReport(t *testing.T) {
+	src, _ := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1, Analyzer: nanAnalyzer{}})
+	defer d.Close()
+	rec := httptest.NewRecorder()
+	d.ServeHTTP(rec, httptest.NewRequest("GET", "/api/host?host=a.test", nil))
+	var body map[string]any
+	if rec.Code != http.StatusInternalServerError || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body["error"] == nil {
+		t.Fatalf("got %d %q, want 500 with a JSON error", rec.Code, rec.Body)
+	}
+}
+
+// TestSnapshotBeforeFirstSample: /api/snapshot carries an empty history,
+// as documented, before the first sample, and the chart's window.
+func TestSnapshotBeforeFirstSample(t *testing.T) {
+	src, _ := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1})
+	defer d.Close()
+	rec := httptest.NewRecorder()
+	d.ServeHTTP(rec, httptest.NewRequest("GET", "/api/snapshot", nil))
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 200 || string(body["history"]) != "[]" || body["snapshot"] == nil || string(body["window_ms"]) != "3600000" {
+		t.Fatalf("api/snapshot: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestTopHostsOldReport: a fetch reported long after it happened does not
+// count as recent activity.
+func TestTopHostsOldReport(t *testing.T) {
+	h := dashboard.NewHistory(dashboard.HistoryConfig{})
+	h.Fetched(dashboard.FetchRecord{URL: "http://a.test/1", Host: "a.test", Time: t0})
+	h.Fetched(dashboard.FetchRecord{URL: "http://a.test/2", Host: "a.test", Time: t0.Add(-10 * time.Minute)})
+	h.Fetched(dashboard.FetchRecord{URL: "http://a.test/3", Host: "a.test", Time: t0.Add(-time.Minute)})
+	top := h.TopHosts(t0, 1)
+	if len(top) != 1 || top[0].Recent != 2 || top[0].Fetched != 3 {
+		t.Fatalf("top hosts %+v, want a.test with 2 recent of 3 fetched", top)
+	}
+}

@@ -271,8 +271,10 @@ func (h *History) Fetched(r FetchRecord) {
 		he.prev, he.cur, he.minute = he.cur, 1, m
 	case m > he.minute:
 		he.prev, he.cur, he.minute = 0, 1, m
+	case m == he.minute-1:
+		he.prev++ // a late report of the previous minute
 	default:
-		he.prev++ // an older report: count it as less recent
+		// An older report is not recent activity.
 	}
 }
 

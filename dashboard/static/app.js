@@ -4,12 +4,18 @@
 "use strict";
 (function () {
   const HOUR = 3600 * 1000;
-  const state = { points: [], snapshot: null, events: 0 };
+  // window is how much history the chart shows: the server's
+  // Config.Window, an hour until it says.
+  const state = { points: [], snapshot: null, events: 0, window: HOUR };
   window.crawlDashboard = state; // for tests and the curious
 
   const $ = (id) => document.getElementById(id);
   const fmt = (n) => (n === undefined || n === null) ? "–" : Number(n).toLocaleString("en-US");
   const fmtRate = (n) => (n === undefined || n === null) ? "–" : Number(n).toFixed(n >= 100 ? 0 : 1);
+  // fixed formats a number with d decimals, and a missing one as "–".
+  const fixed = (n, d) => Number.isFinite(n) ? n.toFixed(d) : "–";
+  const fmtSpan = (ms) => ms === HOUR ? "hour" : ms % HOUR === 0 ? `${ms / HOUR} hours` :
+    ms % 60000 === 0 ? `${ms / 60000} minutes` : `${Math.round(ms / 1000)} seconds`;
   const fmtTime = (t) => {
     if (!t || t.startsWith("0001-")) return "–";
     const d = new Date(t);
@@ -18,7 +24,7 @@
     const day = `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
     return d.toDateString() === new Date().toDateString() ? time : day + " " + time;
   };
-  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
+  const esc = (s) => (s === undefined || s === null) ? "–" : String(s).replace(/[&<>"']/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
 
   function setText(id, v) { const el = $(id); if (el) el.textContent = v; }
 
@@ -30,10 +36,11 @@
 
   function render(s) {
     state.snapshot = s;
-    setText("tp-current", fmtRate(s.throughput.current));
-    setText("tp-average", fmtRate(s.throughput.average));
-    setText("tp-peak", fmtRate(s.throughput.peak));
-    const u = s.urls;
+    // Missing parts show as dashes.
+    const tp = s.throughput || {}, u = s.urls || {}, hosts = s.hosts || {}, workers = s.workers || {};
+    setText("tp-current", fmtRate(tp.current));
+    setText("tp-average", fmtRate(tp.average));
+    setText("tp-peak", fmtRate(tp.peak));
     setText("urls-fetched", fmt(u.fetched));
     setText("urls-successful", fmt(u.successful));
     setText("urls-failed", fmt(u.failed));
@@ -41,11 +48,11 @@
     setText("urls-queued", fmt(u.queued));
     setText("urls-discovered", fmt(u.discovered));
     setText("urls-duplicates", fmt(u.duplicate_content));
-    setText("hosts-discovered", fmt(s.hosts.discovered));
-    setText("hosts-active", fmt(s.hosts.active));
-    setText("hosts-blocked", fmt(s.hosts.blocked));
-    setText("workers-active", fmt(s.workers.active));
-    setText("workers-idle", fmt(s.workers.idle));
+    setText("hosts-discovered", fmt(hosts.discovered));
+    setText("hosts-active", fmt(hosts.active));
+    setText("hosts-blocked", fmt(hosts.blocked));
+    setText("workers-active", fmt(workers.active));
+    setText("workers-idle", fmt(workers.idle));
     setText("clock", "updated " + fmtTime(s.time));
 
     const bands = s.queue_by_band || [];
@@ -71,7 +78,7 @@
 
   function addPoint(p) {
     state.points.push(p);
-    const cut = new Date(p.time).getTime() - HOUR;
+    const cut = new Date(p.time).getTime() - state.window;
     while (state.points.length && new Date(state.points[0].time).getTime() < cut) state.points.shift();
   }
 
@@ -87,12 +94,12 @@
     const left = 44, bottom = 20, top = 8, right = 8;
     const pw = w - left - right, ph = h - top - bottom;
     const end = pts.length ? new Date(pts[pts.length - 1].time).getTime() : Date.now();
-    // The axis spans the data, from one minute up to the hour kept.
+    // The axis spans the data, from one minute up to the window kept.
     const first = pts.length ? new Date(pts[0].time).getTime() : end;
-    const span = Math.min(HOUR, Math.max(60 * 1000, end - first));
+    const span = Math.min(state.window, Math.max(60 * 1000, end - first));
     const start = end - span;
     let ymax = 1;
-    for (const p of pts) ymax = Math.max(ymax, p.throughput);
+    for (const p of pts) ymax = Math.max(ymax, p.throughput || 0);
     ymax = niceCeil(ymax * 1.1);
     g.strokeStyle = "#2a3541"; g.fillStyle = "#8a96a3"; g.font = "11px system-ui, sans-serif"; g.lineWidth = 1;
     for (let i = 0; i <= 4; i++) {
@@ -103,14 +110,14 @@
     for (let i = 0; i <= 4; i++) {
       const x = left + (pw * i) / 4;
       const ago = (span * (4 - i)) / 4 / 1000;
-      const label = i === 4 ? "now" : ago >= 120 ? `-${Math.round(ago / 60)}m` : `-${Math.round(ago)}s`;
+      const label = i === 4 ? "now" : ago >= 7200 ? `-${Math.round(ago / 3600)}h` : ago >= 120 ? `-${Math.round(ago / 60)}m` : `-${Math.round(ago)}s`;
       g.fillText(label, Math.min(x - 10, w - 28), h - 4);
     }
     if (pts.length > 0) {
       g.strokeStyle = "#4fb3ff"; g.lineWidth = 2; g.beginPath();
       pts.forEach((p, i) => {
         const x = left + (pw * (new Date(p.time).getTime() - start)) / span;
-        const y = top + ph - (ph * p.throughput) / ymax;
+        const y = top + ph - (ph * (p.throughput || 0)) / ymax;
         if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
       });
       g.stroke();
@@ -118,7 +125,7 @@
         // One point makes no line: show it as a dot.
         const p = pts[0];
         g.beginPath();
-        g.arc(left + (pw * (new Date(p.time).getTime() - start)) / span, top + ph - (ph * p.throughput) / ymax, 3, 0, 2 * Math.PI);
+        g.arc(left + (pw * (new Date(p.time).getTime() - start)) / span, top + ph - (ph * (p.throughput || 0)) / ymax, 3, 0, 2 * Math.PI);
         g.fillStyle = "#4fb3ff"; g.fill();
         g.beginPath();
       }
@@ -156,9 +163,9 @@
       const robots = rb ? (rb.error ? `<span class="error">${esc(rb.error)}</span>` :
         `<span class="${rb.allowed ? "allowed" : "disallowed"}">${rb.allowed ? "allowed" : "disallowed"}</span> (${esc(rb.reason)}${rb.rule ? ": " + esc(rb.rule) : ""})`) : "–";
       const fetches = (r.fetches || []).map((f) =>
-        `${fmtTime(f.time)} · ${f.status || esc(f.category || "error")} · ${f.duration_ms} ms${f.content_hash ? " · " + esc(f.content_hash) : ""}${f.error ? ' · <span class="error">' + esc(f.error) + "</span>" : ""}`).join("<br>") || "none";
+        `${fmtTime(f.time)} · ${f.status ? fmt(f.status) : esc(f.category || "error")} · ${fmt(f.duration_ms)} ms${f.content_hash ? " · " + esc(f.content_hash) : ""}${f.error ? ' · <span class="error">' + esc(f.error) + "</span>" : ""}`).join("<br>") || "none";
       out.innerHTML = dl([["normalized", esc(r.normalized)], ["host", `<a href="#" data-host="${esc(r.host)}">${esc(r.host)}</a>`], ["state", `<span id="url-state">${esc(r.state)}</span>`],
-        ["robots", robots], ["crawl delay", r.crawl_delay_ms ? r.crawl_delay_ms + " ms" : "none"],
+        ["robots", robots], ["crawl delay", r.crawl_delay_ms ? fmt(r.crawl_delay_ms) + " ms" : "none"],
         ["links", `${fmt(r.in_links)} in · ${fmt(r.out_links)} out`], ["fetches", fetches]].concat(r.trap_reason ? [["trap", esc(r.trap_reason)]] : []));
     } catch (err) { out.innerHTML = `<span class="error">${esc(err.message)}</span>`; }
   }
@@ -169,11 +176,11 @@
     try {
       const r = await getJSON("api/host?host=" + encodeURIComponent(h));
       const rb = r.robots;
-      const robots = rb ? `${esc(rb.source)}${rb.status ? " (HTTP " + rb.status + ")" : ""}${rb.error ? ' <span class="error">' + esc(rb.error) + "</span>" : ""}, expires ${fmtTime(rb.expires)}` : "not fetched";
+      const robots = rb ? `${esc(rb.source)}${rb.status ? " (HTTP " + fmt(rb.status) + ")" : ""}${rb.error ? ' <span class="error">' + esc(rb.error) + "</span>" : ""}, expires ${fmtTime(rb.expires)}` : "not fetched";
       const paths = rb && rb.blocked_paths && rb.blocked_paths.length ? rb.blocked_paths.map(esc).join("<br>") : "none";
       out.innerHTML = dl([["host", esc(r.host)], ["discovered", fmt(r.discovered)], ["fetched", `<span id="host-fetched">${fmt(r.fetched)}</span>`], ["blocked", fmt(r.blocked)],
-        ["avg response", r.avg_response_ms.toFixed(1) + " ms"], ["error rate", (100 * r.error_rate).toFixed(1) + " %"],
-        ["robots.txt", robots], ["crawl delay", rb && rb.crawl_delay_ms ? rb.crawl_delay_ms + " ms" : "none"], ["blocked paths", paths]]
+        ["avg response", fixed(r.avg_response_ms, 1) + " ms"], ["error rate", fixed(100 * r.error_rate, 1) + " %"],
+        ["robots.txt", robots], ["crawl delay", rb && rb.crawl_delay_ms ? fmt(rb.crawl_delay_ms) + " ms" : "none"], ["blocked paths", paths]]
         .concat(r.blocked_until && !r.blocked_until.startsWith("0001-") ? [["blocked until", fmtTime(r.blocked_until)]] : []));
     } catch (err) { out.innerHTML = `<span class="error">${esc(err.message)}</span>`; }
   }
@@ -192,6 +199,8 @@
   async function start() {
     try {
       const r = await getJSON("api/snapshot");
+      if (r.window_ms > 0) state.window = r.window_ms;
+      setText("chart-window", fmtSpan(state.window));
       state.points = []; // a restart reloads the whole history
       (r.history || []).forEach(addPoint);
       if (r.snapshot) render(r.snapshot);
@@ -210,7 +219,7 @@
       const m = JSON.parse(ev.data);
       state.events++;
       if (m.point) addPoint(m.point);
-      render(m.snapshot);
+      if (m.snapshot) render(m.snapshot);
       drawChart();
     });
   }
