@@ -99,3 +99,40 @@ func TestRunCommandRejectsUnspecifiedAdvertise(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCommandRejectsBadFlags checks that out-of-range flag values are
+// refused with an error naming the flag, before the command connects to
+// NATS, instead of being replaced by a default in silence (an explicit
+// -partitions 0 or -delay 0 ran with 64 partitions and a 1 s delay), and
+// that stray arguments are not ignored.
+func TestRunCommandRejectsBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-partitions", "0"}, "-partitions"},
+		{[]string{"-replicas", "0"}, "-replicas"},
+		{[]string{"-workers", "0"}, "-workers"},
+		{[]string{"-workers", "-3"}, "-workers"},
+		{[]string{"-delay", "0s"}, "-delay"},
+		{[]string{"-delay", "-1s"}, "-delay"},
+		{[]string{"-max-crawl-delay", "0s"}, "-max-crawl-delay"},
+		{[]string{"-max-depth", "-1"}, "-max-depth"},
+		{[]string{"-member-ttl", "0s"}, "-member-ttl"},
+		{[]string{"-ack-wait", "0s"}, "-ack-wait"},
+		{[]string{"-handover-hold", "-1s"}, "-handover-hold"},
+		{[]string{"-max-held", "0"}, "-max-held"},
+		{[]string{"-retry-base", "0s"}, "-retry-base"},
+		{[]string{"-max-attempts", "0"}, "-max-attempts"},
+		{[]string{"-dup-window", "0s"}, "-dup-window"},
+		{[]string{"-expected-urls", "0"}, "-expected-urls"},
+		{[]string{"http://b.test/"}, "http://b.test/"},
+	} {
+		var out, errs bytes.Buffer
+		args := append([]string{"-nats", "nats://127.0.0.1:1", "-seed", "http://a.test/"}, c.args...)
+		err := RunCommand(context.Background(), args, &out, &errs)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error about %s", c.args, err, c.want)
+		}
+	}
+}

@@ -19,14 +19,15 @@ import (
 
 // SumStats adds up the Stats of several nodes into the crawl's: counters and
 // throughputs are summed (so Peak is the sum of the nodes' peaks, an upper
-// bound of the crawl's), Started is the earliest and Elapsed the longest.
+// bound of the crawl's), Started is the earliest (of the nodes that have
+// started: a zero Started is ignored) and Elapsed the longest.
 //
 // URLs.Discovered sums each node's count of URLs it accepted, and a URL
 // found on pages of several nodes counts once per node: it overstates the
 // crawl's distinct URLs. The partitions' own dedup is in QueueStats.
 func SumStats(stats ...crawlkit.Stats) crawlkit.Stats {
 	var out crawlkit.Stats
-	for i, s := range stats {
+	for _, s := range stats {
 		u, o := s.URLs, &out.URLs
 		o.Discovered += u.Discovered
 		o.Queued += u.Queued
@@ -48,7 +49,7 @@ func SumStats(stats ...crawlkit.Stats) crawlkit.Stats {
 		out.Workers.Idle += s.Workers.Idle
 		out.Bytes += s.Bytes
 		out.WireBytes += s.WireBytes
-		if i == 0 || (!s.Started.IsZero() && s.Started.Before(out.Started)) {
+		if !s.Started.IsZero() && (out.Started.IsZero() || s.Started.Before(out.Started)) {
 			out.Started = s.Started
 		}
 		out.Elapsed = max(out.Elapsed, s.Elapsed)

@@ -118,3 +118,43 @@ func TestSumStats(t *testing.T) {
 		t.Errorf("SumStats = %+v", s)
 	}
 }
+
+// TestNewNodeRejectsNegativeSettings checks that settings whose zero means
+// "default" refuse a negative value instead of running with it: a negative
+// HandoverHold would shorten the politeness hold after a handover below the
+// fence TTL, a negative retry delay would redeliver at once, and a negative
+// MaxAttempts would give up every URL at its first retry.
+func TestNewNodeRejectsNegativeSettings(t *testing.T) {
+	ok := distributed.Config{NATSURL: "nats://127.0.0.1:4222", NodeID: "a", CrawlID: "c",
+		Crawler: crawlkit.Config{UserAgent: testAgent, Seeds: []string{"http://h0000.test/"}}}
+	for name, mutate := range map[string]func(*distributed.Config){
+		"handover hold": func(c *distributed.Config) { c.HandoverHold = -time.Second },
+		"retry base":    func(c *distributed.Config) { c.RetryBase = -time.Second },
+		"retry max":     func(c *distributed.Config) { c.RetryMax = -time.Second },
+		"max attempts":  func(c *distributed.Config) { c.MaxAttempts = -1 },
+	} {
+		cfg := ok
+		mutate(&cfg)
+		if _, err := distributed.NewNode(cfg); !errors.Is(err, distributed.ErrConfig) {
+			t.Errorf("%s: err = %v, want ErrConfig", name, err)
+		}
+	}
+}
+
+// TestSumStatsIgnoresUnstartedNodes checks that a node that has not started
+// its crawl yet (zero Started, as its /stats serves before Run) does not
+// hide the others' start time, whatever the order of the nodes.
+func TestSumStatsIgnoresUnstartedNodes(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	idle := crawlkit.Stats{}
+	a := crawlkit.Stats{Started: t0.Add(time.Second), Elapsed: 5 * time.Second}
+	b := crawlkit.Stats{Started: t0, Elapsed: 6 * time.Second}
+	for i, order := range [][]crawlkit.Stats{{idle, a, b}, {a, idle, b}, {a, b, idle}} {
+		if s := distributed.SumStats(order...); !s.Started.Equal(t0) {
+			t.Errorf("order %d: Started %v, want %v", i, s.Started, t0)
+		}
+	}
+	if s := distributed.SumStats(idle, idle); !s.Started.IsZero() {
+		t.Errorf("SumStats of unstarted nodes: Started %v, want zero", s.Started)
+	}
+}

@@ -69,6 +69,31 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Check the values that NewNode and the Crawler would otherwise
+	// replace by a default in silence (an explicit -partitions 0 ran with
+	// 64 partitions, -delay 0 with 1 s), before anything is opened.
+	positive := []struct {
+		name string
+		ok   bool
+	}{
+		{"-partitions", *partitions >= 1}, {"-replicas", *replicas >= 1}, {"-workers", *workers >= 1},
+		{"-delay", *delay > 0}, {"-max-crawl-delay", *maxCrawlDelay > 0}, {"-member-ttl", *memberTTL > 0},
+		{"-ack-wait", *ackWait > 0}, {"-max-held", *held >= 1}, {"-retry-base", *retryBase > 0},
+		{"-max-attempts", *maxAttempts >= 1}, {"-dup-window", *dupWindow > 0}, {"-expected-urls", *expected > 0},
+	}
+	for _, f := range positive {
+		if !f.ok {
+			return fmt.Errorf("%s %s: must be positive", f.name, fs.Lookup(strings.TrimPrefix(f.name, "-")).Value)
+		}
+	}
+	switch {
+	case *maxDepth < 0:
+		return fmt.Errorf("-max-depth %d: must not be negative (0: no limit)", *maxDepth)
+	case *hold < 0:
+		return fmt.Errorf("-handover-hold %v: must not be negative (0: -max-crawl-delay)", *hold)
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q (seeds are given with -seed or -seeds-file)", fs.Arg(0))
+	}
 	if *id == "" {
 		h, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.NewReplacer(".", "-").Replace(h), os.Getpid())

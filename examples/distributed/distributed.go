@@ -218,6 +218,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxHeldPerPartition < 1 {
 		return cfg, fmt.Errorf("%w: MaxHeldPerPartition %d: want at least 1", ErrConfig, cfg.MaxHeldPerPartition)
 	}
+	// Zero means a default for these; a negative value would run: a hold
+	// shorter than the fence TTL after a handover (politeness), retries
+	// redelivered at once, every URL given up at its first retry.
+	if cfg.HandoverHold < 0 {
+		return cfg, fmt.Errorf("%w: handover hold %v: must not be negative", ErrConfig, cfg.HandoverHold)
+	}
+	if cfg.RetryBase < 0 || cfg.RetryMax < 0 {
+		return cfg, fmt.Errorf("%w: retry base %v, retry max %v: must not be negative", ErrConfig, cfg.RetryBase, cfg.RetryMax)
+	}
+	if cfg.MaxAttempts < 0 {
+		return cfg, fmt.Errorf("%w: MaxAttempts %d: must not be negative", ErrConfig, cfg.MaxAttempts)
+	}
 	if cfg.HandoverHold == 0 {
 		cfg.HandoverHold = cfg.Crawler.MaxCrawlDelay
 		if cfg.HandoverHold == 0 {

@@ -112,7 +112,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := checkServerVersion(nc.ConnectedServerVersion()); err != nil {
 		return err
 	}
-	js, err := jetstream.New(nc)
+	js, err := newJetStream(nc)
 	if err != nil {
 		return err
 	}

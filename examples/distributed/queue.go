@@ -293,6 +293,21 @@ func (q *Queue) Add(entries ...frontier.Entry) error {
 // PublishTimeout is how long Add keeps trying to publish a page's links.
 const PublishTimeout = 2 * time.Minute
 
+// publishAckWait is how long publish waits for the acks of a batch, and
+// how long the JetStream context keeps an unanswered publish.
+const publishAckWait = 10 * time.Second
+
+// newJetStream returns the JetStream context a node publishes through. Its
+// asynchronous publishes time out after publishAckWait: without that, the
+// client keeps a publish whose ack never comes (the request was lost with a
+// stream leader that died while this node stayed connected to another
+// server) for ever, and once PublishAsyncMaxPending of them have piled up,
+// every later publish stalls and fails. publish has given such a publish up
+// by then and sends it again (with the same Nats-Msg-Id).
+func newJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	return jetstream.New(nc, jetstream.WithPublishAsyncTimeout(publishAckWait))
+}
+
 // publish sends msgs asynchronously and waits for their acks; it returns
 // the ones that were not stored and the first error.
 func (q *Queue) publish(msgs []*nats.Msg) ([]*nats.Msg, error) {
@@ -319,7 +334,7 @@ func (q *Queue) publish(msgs []*nats.Msg) ([]*nats.Msg, error) {
 		}
 		waiting = append(waiting, pending{m, f})
 	}
-	timeout := time.NewTimer(10 * time.Second)
+	timeout := time.NewTimer(publishAckWait)
 	defer timeout.Stop()
 	expired := false
 	for _, p := range waiting {
