@@ -74,6 +74,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "multiworker: at least one -seed is required")
 		return 2
 	}
+	// Check the values the libraries would otherwise replace by a default
+	// in silence (a -workers 0 ran crawlkit's 16 workers on a pool sized
+	// for 2, a non-positive -lease-ttl ran with 5 minutes).
+	var usage string
+	switch {
+	case fs.NArg() > 0:
+		usage = fmt.Sprintf("unexpected argument %q (seeds are given with -seed)", fs.Arg(0))
+	case *workers < 1:
+		usage = fmt.Sprintf("-workers %d: must be at least 1", *workers)
+	case *delay <= 0:
+		usage = fmt.Sprintf("-delay %v: must be positive", *delay)
+	case *leaseTTL <= 0:
+		usage = fmt.Sprintf("-lease-ttl %v: must be positive", *leaseTTL)
+	}
+	if usage != "" {
+		fmt.Fprintln(stderr, "multiworker:", usage)
+		return 2
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	db, err := postgres.Open(ctx, *dbURL, postgres.Options{Schema: *schema, MaxConns: int32(*workers + 2)})

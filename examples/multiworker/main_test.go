@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -221,4 +222,34 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// TestRunBadFlags checks that out-of-range flag values and stray arguments
+// are refused as usage errors (exit code 2, naming the flag) before the
+// database is opened, instead of being replaced by a default in silence:
+// -workers 0 ran 16 workers on a pool sized for 2, and a non-positive
+// -lease-ttl ran with 5 minutes.
+func TestRunBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-workers", "0"}, "-workers"},
+		{[]string{"-workers", "-2"}, "-workers"},
+		{[]string{"-delay", "0s"}, "-delay"},
+		{[]string{"-delay", "-1s"}, "-delay"},
+		{[]string{"-lease-ttl", "0s"}, "-lease-ttl"},
+		{[]string{"-lease-ttl", "-5s"}, "-lease-ttl"},
+		{[]string{"http://b.test/"}, "http://b.test/"},
+	} {
+		var stdout, stderr bytes.Buffer
+		// Nothing listens on port 1: a run that got as far as the
+		// database would fail there, with exit code 1.
+		args := append([]string{"-db", "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2",
+			"-seed", "http://a.test/"}, c.args...)
+		code := run(context.Background(), args, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit code %d, stderr %q; want 2 and an error about %s", c.args, code, stderr.String(), c.want)
+		}
+	}
 }
