@@ -106,6 +106,12 @@ type Crawler struct {
 	// analyzed holds the keys of the URLs whose content analyze has
 	// fingerprinted in this Run (see analyze).
 	analyzed *bloom.Set
+	// redirected holds the keys of URLs this Run fetched as redirect
+	// targets while they were already known, and so perhaps queued: a
+	// lease of one of them that is its first successful fetch is settled
+	// without a request (see takeRedirected). At most maxRedirected keys.
+	redirectedMu sync.Mutex
+	redirected   map[uint64]struct{}
 
 	pages        *pageBudget // nil without MaxPages
 	limitReached atomic.Bool
@@ -867,6 +873,12 @@ func (cr *Crawler) keepLease(l *frontier.Lease) (stop func()) {
 // false when the work was abandoned because ctx ended.
 func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (frontier.Outcome, bool) {
 	media := len(l.Meta) > 0 && l.Meta[0] == metaMedia
+	if !media && cr.takeRedirected(l) {
+		// The page was fetched, and handled, as another URL's redirect
+		// target after this URL had been queued.
+		cr.stats.redirectFetched.Add(1)
+		return frontier.Success(0), true
+	}
 	if !cr.cfg.DangerouslyIgnoreRobotsTxt {
 		if o, done := cr.checkRobots(ctx, l); done {
 			return o, ctx.Err() == nil
@@ -1000,8 +1012,14 @@ func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) {
 	if err != nil || n == l.URL {
 		return
 	}
-	_, key, ok := cr.admitURL(n, l.URL, l.Depth, &Link{})
+	var link Link
+	_, key, ok := cr.admitURL(n, l.URL, l.Depth, &link)
 	if !ok {
+		if link.Followed {
+			// Known already: perhaps queued, and then fetched again
+			// when leased, unless it is remembered here.
+			cr.rememberRedirected(urlnorm.Key(n))
+		}
 		return
 	}
 	// Recorded on disk without a sync of its own: the synced write that
@@ -1012,6 +1030,48 @@ func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) {
 			cr.cfg.Logger.Warn("seen store", "err", err)
 		}
 	}
+}
+
+// maxRedirected bounds Crawler.redirected. Forgetting a key costs at most
+// one extra fetch of its URL.
+const maxRedirected = 1 << 16
+
+// rememberRedirected records that the URL with key was fetched as a
+// redirect target although it was already known to the crawl.
+func (cr *Crawler) rememberRedirected(key uint64) {
+	cr.redirectedMu.Lock()
+	defer cr.redirectedMu.Unlock()
+	if cr.redirected == nil {
+		cr.redirected = make(map[uint64]struct{})
+	}
+	if len(cr.redirected) >= maxRedirected {
+		for k := range cr.redirected {
+			delete(cr.redirected, k)
+			break
+		}
+	}
+	cr.redirected[key] = struct{}{}
+}
+
+// takeRedirected reports whether l's URL was already fetched in this Run
+// as the target of another URL's redirect, and forgets that, so that it
+// answers true once. A lease of a URL fetched successfully before (a
+// recrawl) is never skipped: the redirect may have been long ago.
+func (cr *Crawler) takeRedirected(l *frontier.Lease) bool {
+	if l.Fingerprint != 0 || l.Interval != 0 {
+		return false
+	}
+	cr.redirectedMu.Lock()
+	defer cr.redirectedMu.Unlock()
+	if len(cr.redirected) == 0 {
+		return false
+	}
+	key := urlnorm.Key(l.URL)
+	if _, ok := cr.redirected[key]; !ok {
+		return false
+	}
+	delete(cr.redirected, key)
+	return true
 }
 
 // checkRobots applies robots.txt to a lease. done reports that the lease is

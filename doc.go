@@ -20,7 +20,10 @@
 //  5. robots decides whether the host's robots.txt allows it (RFC 9309),
 //     fetching and caching robots.txt once per host.
 //  6. fetch retrieves it politely and safely: bounded sizes and timeouts,
-//     no private addresses, redirects checked hop by hop.
+//     no private addresses, redirects checked hop by hop. A redirect
+//     target counts as discovered, so it is not queued again, and one that
+//     was queued already is not requested again when its turn comes
+//     (Stats.URLs.FetchedByRedirect).
 //  7. extract pulls links, text and metadata out of the page; simhash
 //     fingerprints its text and flags near-duplicates.
 //  8. The page goes to the user's handler, its links go back to step 1, and

@@ -19,8 +19,11 @@ type Page struct {
 	// gave it (not normalized); links are resolved against it. A page
 	// reached by redirects is handed on under URL, and its normalized
 	// FinalURL is marked as seen, so that a link to it found later does
-	// not fetch it again. One found before, and queued already, does: one
-	// of the two pages is then usually flagged DuplicateOf the other.
+	// not fetch it again. One found before, and queued already, is not
+	// fetched either when its turn comes, if this Run fetched it as a
+	// redirect target (Stats.URLs.FetchedByRedirect): the page is handed
+	// on once, under the URL that redirected. Another process sharing the
+	// crawl (Config.Queue) or a Run after a restart may fetch it again.
 	URL, FinalURL string
 	// Depth is the number of links followed from a seed.
 	Depth int

@@ -61,6 +61,10 @@ type URLStats struct {
 	TrapRejected int64 `json:"rejected_as_traps"`
 	// OutOfScope counts links outside the crawl's scope or depth.
 	OutOfScope int64 `json:"out_of_scope"`
+	// FetchedByRedirect counts queued URLs settled without a request
+	// because this Run had already fetched them as the target of another
+	// URL's redirect (http:// to https://, say) after they were queued.
+	FetchedByRedirect int64 `json:"fetched_by_redirect"`
 }
 
 // Throughput is in pages per second.
@@ -91,7 +95,7 @@ type WorkerStats struct {
 type counters struct {
 	discovered, fetched, successful, failed, retried    atomic.Int64
 	duplicates, robotsBlocked, trapRejected, outOfScope atomic.Int64
-	bytes, wireBytes, sinkErrors                        atomic.Int64
+	bytes, wireBytes, sinkErrors, redirectFetched       atomic.Int64
 	activeWorkers                                       atomic.Int64
 	hostsBlocked                                        atomic.Int64
 	// Failure categories for the dashboard.
@@ -226,6 +230,8 @@ func (c *counters) snapshot(started, now time.Time, queued int64, workers int) S
 			BlockedByRobots: c.robotsBlocked.Load(),
 			TrapRejected:    c.trapRejected.Load(),
 			OutOfScope:      c.outOfScope.Load(),
+
+			FetchedByRedirect: c.redirectFetched.Load(),
 		},
 		Throughput: Throughput{Current: current, Average: avg, Peak: peak},
 		Hosts:      HostStats{Discovered: hosts, Active: active, Blocked: c.hostsBlocked.Load()},
@@ -275,7 +281,7 @@ type collector struct{ cr *Crawler }
 
 var (
 	descURLs = prometheus.NewDesc("crawlkit_urls_total",
-		"URLs by outcome: discovered, fetched, successful, failed, retried, duplicate, robots_blocked, trap_rejected, out_of_scope.",
+		"URLs by outcome: discovered, fetched, successful, failed, retried, duplicate, robots_blocked, trap_rejected, out_of_scope, fetched_by_redirect.",
 		[]string{"outcome"}, nil)
 	descQueued     = prometheus.NewDesc("crawlkit_queue_urls", "URLs queued in memory or leased.", nil, nil)
 	descBytes      = prometheus.NewDesc("crawlkit_fetched_bytes_total", "Body bytes fetched, decoded.", nil, nil)
@@ -306,6 +312,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(s.URLs.BlockedByRobots, "robots_blocked")
 	counter(s.URLs.TrapRejected, "trap_rejected")
 	counter(s.URLs.OutOfScope, "out_of_scope")
+	counter(s.URLs.FetchedByRedirect, "fetched_by_redirect")
 	ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(s.URLs.Queued))
 	ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(s.Bytes))
 	ch <- prometheus.MustNewConstMetric(descWireBytes, prometheus.CounterValue, float64(s.WireBytes))

@@ -114,6 +114,8 @@ type URLCounts struct {
 	BlockedByRobots int64 `json:"blocked_by_robots"`
 	TrapRejected    int64 `json:"rejected_as_traps"`
 	OutOfScope      int64 `json:"out_of_scope"`
+
+	FetchedByRedirect int64 `json:"fetched_by_redirect"`
 }
 
 // Throughput is in pages per second. Its fields match crawlkit.Throughput.
