@@ -450,6 +450,10 @@ type snapshotResponse struct {
 
 // ServeHTTP serves the page and its API.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer is of the type it declares: the API's JSON echoes
+	// crawl data (URLs, host names) that a browser must never sniff
+	// into HTML.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	d.mux.ServeHTTP(w, r)
 }
 

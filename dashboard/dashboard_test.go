@@ -419,6 +419,21 @@ func TestSnapshotBeforeFirstSample(t *testing.T) {
 	}
 }
 
+// TestNoSniff: no answer, page, JSON or error, may be sniffed into
+// another type (the JSON echoes URLs and host names from the crawl).
+func TestNoSniff(t *testing.T) {
+	src, _ := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1})
+	defer d.Close()
+	for _, target := range []string{"/", "/api/snapshot", "/api/url?url=%3Cscript%3E", "/nowhere"} {
+		rec := httptest.NewRecorder()
+		d.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("GET %s (%d): X-Content-Type-Options %q, want nosniff", target, rec.Code, got)
+		}
+	}
+}
+
 // TestTopHostsOldReport: a fetch reported long after it happened does not
 // count as recent activity.
 func TestTopHostsOldReport(t *testing.T) {
