@@ -132,6 +132,7 @@ type Config struct {
 	// unreachable (5xx, 429, network error: all of the host is disallowed,
 	// RFC 9309 §2.3.1.3) is put back to wait for the next robots.txt
 	// fetch before it is dropped (default 3; negative: dropped at once).
+	// A URL that redirects to such a host is put back the same way.
 	RobotsRetries int
 	// FollowNofollow follows links of pages marked nofollow (meta robots
 	// or X-Robots-Tag) and links marked rel=nofollow. By default they are

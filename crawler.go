@@ -38,6 +38,20 @@ var errOutOfScope = errors.New("crawlkit: redirect target out of scope")
 // not allow.
 var errRobots = errors.New("crawlkit: redirect target disallowed by robots.txt")
 
+// robotsUnreachableError is returned by the redirect check for a target
+// whose host's robots.txt could not be fetched: the whole host is
+// disallowed until Until, when it is fetched again (RFC 9309 §2.3.1.3), so
+// the URL that redirected there is tried again then, as a URL of that host
+// would be (Config.RobotsRetries), rather than given up.
+type robotsUnreachableError struct {
+	Host  string
+	Until time.Time
+}
+
+func (e *robotsUnreachableError) Error() string {
+	return "crawlkit: redirect target " + e.Host + ": robots.txt unreachable, host disallowed until " + e.Until.Format(time.RFC3339)
+}
+
 // analyzedFalsePositiveRate is the rate at which the set of analyzed URLs
 // takes a first fetch for a refetch, which then is neither indexed for
 // near-duplicates nor reported to the trap detector.
@@ -490,6 +504,11 @@ func (cr *Crawler) checkRedirect(ctx context.Context, u *url.URL) error {
 	pol, err := cr.robots.Policy(ctx, u.String())
 	if err != nil {
 		return err
+	}
+	if pol.Source() == robots.SourceUnreachable {
+		host := urlnorm.Host(u)
+		cr.markBlocked(host)
+		return &robotsUnreachableError{Host: host, Until: pol.FetchInfo().Expires}
 	}
 	if !cr.applyCrawlDelay(pol, urlnorm.Host(u)) {
 		return errRobots
@@ -1124,7 +1143,15 @@ func (cr *Crawler) markBlocked(host string) {
 // fetchError maps a fetch error to an outcome.
 func (cr *Crawler) fetchError(l *frontier.Lease, err error) frontier.Outcome {
 	var hb *fetch.HostBlockedError
+	var ru *robotsUnreachableError
 	switch {
+	case errors.As(err, &ru):
+		if l.Attempt < cr.cfg.RobotsRetries {
+			cr.stats.retried.Add(1)
+			return frontier.Retry(max(0, ru.Until.Sub(cr.cfg.Now())))
+		}
+		cr.stats.robotsBlocked.Add(1)
+		return frontier.Failed()
 	case errors.Is(err, fetch.ErrNotModified):
 		cr.stats.fetched.Add(1)
 		cr.stats.successful.Add(1)

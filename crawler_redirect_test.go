@@ -2,6 +2,8 @@ package crawlkit_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -58,5 +60,70 @@ func TestQueuedRedirectTargetFetchedOnce(t *testing.T) {
 	}
 	if len(handled) != 2 || handled[0] != "/ -> /" || handled[1] != "/old -> /new" {
 		t.Errorf("pages handled %v, want [/ -> /, /old -> /new]", handled)
+	}
+}
+
+// TestRedirectToHostWithUnreachableRobotsIsRetried checks that a URL that
+// redirects to a host whose robots.txt cannot be fetched (503: the whole
+// host is disallowed for now, RFC 9309 §2.3.1.3) is put back to be tried
+// when that robots.txt is fetched again, as a URL of that host would be,
+// instead of being given up as disallowed.
+func TestRedirectToHostWithUnreachableRobotsIsRetried(t *testing.T) {
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		host := hostOf(r)
+		switch {
+		case host == "a.test" && r.URL.Path == "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case host == "a.test" && r.URL.Path == "/":
+			writeHTML(w, `<html><body><a href="/moved">moved</a></body></html>`)
+		case host == "a.test" && r.URL.Path == "/moved":
+			http.Redirect(w, r, "http://down.test/page", http.StatusMovedPermanently)
+		case host == "down.test" && r.URL.Path == "/robots.txt":
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+		default:
+			writeHTML(w, "<html><body>page</body></html>")
+		}
+	})
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent:     testAgent,
+		Seeds:         []string{"http://a.test/"},
+		Scope:         crawlkit.ScopeAny,
+		Delay:         time.Millisecond,
+		DialContext:   s.dial,
+		AllowPrivate:  loopback,
+		RobotsRetries: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The retry waits for down.test's robots.txt to expire, minutes away:
+	// the crawl is stopped once /moved has been put back.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	deadline := time.After(30 * time.Second)
+	for c.Stats().URLs.Retried == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("crawl ended (err %v) without putting /moved back: %+v", err, c.Stats().URLs)
+		case <-deadline:
+			t.Fatalf("/moved not put back within 30s: %+v", c.Stats().URLs)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	u := c.Stats().URLs
+	if u.BlockedByRobots != 0 || u.Retried != 1 {
+		t.Errorf("stats %+v; want /moved retried once and nothing blocked by robots.txt", u)
+	}
+	s.mu.Lock()
+	got := s.paths["down.test"]
+	s.mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("down.test requested %v while its robots.txt was unreachable", got)
 	}
 }
