@@ -21,6 +21,8 @@ func FuzzExtract(f *testing.F) {
 		`<a href="?a=1&amp=2&copy=3&#x41;&#0;">x</a>`,
 		"<svg><a xlink:href=/s><title>t</title></a></svg><template><a href=/t></template>",
 		`<A HREF="/Upper" REL=NoFollow>x</A><IMG SRC=/i.png ALT=Alt>`,
+		`<noscript><a href=/n>n</a><meta http-equiv=refresh content="0;url=/r"></noscript><noscript/><p>after`,
+		`<form method=POST action=/p><button formmethod=get>x</button><form action=/nested></form><form action=/g><input type=submit formmethod=dialog>`,
 	} {
 		f.Add([]byte(s), "text/html")
 	}
