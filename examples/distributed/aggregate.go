@@ -119,7 +119,8 @@ func unspecifiedHost(host string) bool {
 }
 
 // Members reads the live members of a crawl from its membership bucket,
-// with the stats address each one published.
+// with the stats address each one published. If ctx ends before every key
+// was read, it returns ctx's error, never a partial list.
 func Members(ctx context.Context, natsURL, crawlID string) ([]MemberInfo, error) {
 	nc, err := nats.Connect(natsURL, nats.Timeout(5*time.Second))
 	if err != nil {
@@ -134,6 +135,12 @@ func Members(ctx context.Context, natsURL, crawlID string) ([]MemberInfo, error)
 	if err != nil {
 		return nil, fmt.Errorf("distributed: crawl %q: %w", crawlID, err)
 	}
+	return listMembers(ctx, kv)
+}
+
+// listMembers reads the members in a membership bucket. It fails, rather
+// than return some of them, if ctx ends before the listing is complete.
+func listMembers(ctx context.Context, kv jetstream.KeyValue) ([]MemberInfo, error) {
 	lister, err := kv.ListKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -152,6 +159,11 @@ func Members(ctx context.Context, natsURL, crawlID string) ([]MemberInfo, error)
 			continue
 		}
 		out = append(out, mi)
+	}
+	// The lister closes its channel, with no error, when ctx ends: a
+	// listing cut short would look like a complete one.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("distributed: listing members: %w", err)
 	}
 	return out, nil
 }

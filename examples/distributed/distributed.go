@@ -94,6 +94,12 @@ var (
 	// ErrServerTooOld is returned when the NATS server is older than
 	// MinServerVersion.
 	ErrServerTooOld = errors.New("distributed: NATS server too old")
+	// ErrStopping is wrapped by the error of a Queue.Add that gave up
+	// publishing because the node is stopping (its Run context ended, or
+	// it is leaving): the Crawler then retries the page, and the Queue
+	// hands the page's message back to the stream, so another node fetches
+	// the page again and finds its links (see README.md, "Stopping").
+	ErrStopping = errors.New("distributed: node is stopping")
 )
 
 // Config configures a Node.

@@ -154,6 +154,9 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	cancel()
 	n.lazy.set(q)
+	// Once ctx ends, Add and Done give up retrying through an outage: the
+	// Crawler's pages in flight get ShutdownGrace, not PublishTimeout.
+	defer context.AfterFunc(ctx, q.stop)()
 
 	// Background work, owned here: membership, rebalancing, keep-alive.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -177,6 +180,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}()
 
 	runErr := n.crawler.Run(ctx)
+	q.stop() // leaving: nothing may retry any more
 
 	// Graceful leave: the Crawler has settled or abandoned its leases.
 	// Hand every partition back, then leave the membership.

@@ -51,6 +51,11 @@ type Queue struct {
 	lastBusyLog time.Time
 	busyHint    int // the partition found busy last
 
+	// stopMu guards stopC, closed by stop when the node is stopping.
+	stopMu   sync.Mutex
+	stopC    chan struct{}
+	stopOnce sync.Once
+
 	counters queueCounters
 	// replayed, if set (by tests), is called for every message a replay
 	// reads.
@@ -250,6 +255,14 @@ func PartitionOf(host string, partitions int) int {
 // after all, for up to PublishTimeout. An error from Add is costly: the
 // Crawler has already marked the links as seen, so they are lost unless
 // another page links to them again.
+//
+// Once the node is stopping (stop), Add makes no further attempt: a failed
+// attempt ends it at once with an error wrapping ErrStopping, and an
+// attempt waits at most stopAckWait more for its acks, so that an outage
+// does not hold the node's shutdown for PublishTimeout. The Crawler then
+// settles the page as a retry, which Done hands back to the stream at once
+// (see Done): the page is fetched again by the partition's next owner, and
+// its links are found again.
 func (q *Queue) Add(entries ...frontier.Entry) error {
 	if len(entries) == 0 {
 		return nil
@@ -273,6 +286,7 @@ func (q *Queue) Add(entries ...frontier.Entry) error {
 		m.Data = data
 		msgs = append(msgs, m)
 	}
+	stopping := q.stopping()
 	deadline := q.now().Add(PublishTimeout)
 	wait := 100 * time.Millisecond
 	for {
@@ -280,15 +294,38 @@ func (q *Queue) Add(entries ...frontier.Entry) error {
 		if len(failed) == 0 {
 			return nil
 		}
+		if q.isStopping() {
+			return stoppedPublishing(len(failed), err)
+		}
 		if q.now().After(deadline) {
 			return fmt.Errorf("distributed: publishing %d URLs: %w", len(failed), err)
 		}
 		q.log.Info("publish failed; retrying", "urls", len(failed), "err", err)
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-stopping:
+			t.Stop()
+			return stoppedPublishing(len(failed), err)
+		case <-t.C:
+		}
 		wait = min(2*wait, 2*time.Second)
 		msgs = failed
 	}
 }
+
+// stoppedPublishing is Add's error when it gives up because the node is
+// stopping.
+func stoppedPublishing(n int, last error) error {
+	if errors.Is(last, ErrStopping) || last == nil {
+		return fmt.Errorf("distributed: publishing %d URLs: %w", n, ErrStopping)
+	}
+	return fmt.Errorf("distributed: publishing %d URLs: %w (last attempt: %w)", n, ErrStopping, last)
+}
+
+// stopAckWait is how long an attempt of Add waits for its acks once the
+// node is stopping (publishAckWait otherwise): a server that answers does
+// so in milliseconds, and one that does not must not hold the shutdown.
+const stopAckWait = 2 * time.Second
 
 // PublishTimeout is how long Add keeps trying to publish a page's links.
 const PublishTimeout = 2 * time.Minute
@@ -336,25 +373,41 @@ func (q *Queue) publish(msgs []*nats.Msg) ([]*nats.Msg, error) {
 	}
 	timeout := time.NewTimer(publishAckWait)
 	defer timeout.Stop()
-	expired := false
+	// Once the node is stopping, the acks get stopAckWait more at most.
+	stopping := q.stopping()
+	var grace <-chan time.Time
+	var expired error // why the wait ended: acks not in yet are failures
 	for _, p := range waiting {
-		if expired {
+		if expired != nil {
 			select {
 			case ack := <-p.f.Ok():
 				q.countPublished(ack)
 			default:
-				fail(p.m, context.DeadlineExceeded)
+				fail(p.m, expired)
 			}
 			continue
 		}
-		select {
-		case ack := <-p.f.Ok():
-			q.countPublished(ack)
-		case err := <-p.f.Err():
-			fail(p.m, err)
-		case <-timeout.C:
-			expired = true
-			fail(p.m, context.DeadlineExceeded)
+	wait:
+		for {
+			select {
+			case ack := <-p.f.Ok():
+				q.countPublished(ack)
+			case err := <-p.f.Err():
+				fail(p.m, err)
+			case <-timeout.C:
+				expired = context.DeadlineExceeded
+				fail(p.m, expired)
+			case <-stopping:
+				stopping = nil
+				g := time.NewTimer(stopAckWait)
+				defer g.Stop()
+				grace = g.C
+				continue
+			case <-grace:
+				expired = ErrStopping
+				fail(p.m, expired)
+			}
+			break wait
 		}
 	}
 	return failed, firstErr
@@ -450,6 +503,13 @@ func (q *Queue) drop(l *frontier.Lease) {
 // Done settles a lease: a final outcome acknowledges the URL's message
 // (synchronously, so the server has recorded it), a retry sends it back
 // with a delay.
+//
+// Once the node is stopping, an ack that fails is not retried (the message
+// is redelivered after AckWait: a duplicate fetch, never a loss), and a
+// retry is handed back at once (Nak) without being counted as an attempt,
+// so it is never given up: it may be the page whose Add gave up because
+// the node is stopping, whose links are found again only if the page is
+// fetched again.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 	q.mu.Lock()
 	h := q.held[l.URL]
@@ -475,7 +535,8 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 	}
 
 	retry := o.Kind == frontier.OutcomeRetry
-	if retry {
+	stopping := q.isStopping()
+	if retry && !stopping {
 		// Attempts are counted here, by the acquisition that makes them:
 		// the delivery count also grows with every handover.
 		p := h.part
@@ -493,6 +554,13 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 		}
 	}
 	switch {
+	case retry && stopping:
+		// The next owner of the partition fetches it again, after its
+		// handover hold (which keeps the host's politeness).
+		if err := h.msg.Nak(); err != nil {
+			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
+		}
+		q.counters.naked.Add(1)
 	case retry:
 		delay := q.retryDelay(h.tries, o.RetryAfter)
 		if err := h.msg.NakWithDelay(delay); err != nil {
@@ -504,9 +572,12 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 		// repeated: until the message is redelivered, a late ack still
 		// counts, and saves a duplicate fetch.
 		// Keep trying for half of AckWait: an election takes seconds,
-		// and this worker has nothing better to do meanwhile.
+		// and this worker has nothing better to do meanwhile. Not once the
+		// node is stopping: the shutdown must not wait for an election.
 		var err error
 		deadline := time.Now().Add(q.cfg.AckWait / 2)
+		stopping := q.stopping()
+	ack:
 		for try := 1; ; try++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			err = h.msg.DoubleAck(ctx)
@@ -518,7 +589,14 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 			if time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(min(time.Duration(try)*250*time.Millisecond, time.Second))
+			t := time.NewTimer(min(time.Duration(try)*250*time.Millisecond, time.Second))
+			select {
+			case <-stopping:
+				t.Stop()
+				err = fmt.Errorf("%w: %w", ErrStopping, err)
+				break ack
+			case <-t.C:
+			}
 		}
 		if err != nil {
 			// The server will redeliver it: a duplicate fetch, never a
@@ -1076,6 +1154,35 @@ func (q *Queue) abandon() {
 	for _, m := range msgs {
 		_ = m.Nak()
 	}
+}
+
+// stopping returns a channel that is closed once the node is stopping.
+func (q *Queue) stopping() <-chan struct{} {
+	q.stopMu.Lock()
+	defer q.stopMu.Unlock()
+	if q.stopC == nil {
+		q.stopC = make(chan struct{})
+	}
+	return q.stopC
+}
+
+// isStopping reports whether stop was called.
+func (q *Queue) isStopping() bool {
+	select {
+	case <-q.stopping():
+		return true
+	default:
+		return false
+	}
+}
+
+// stop tells the Queue that the node is stopping: Add and Done stop
+// retrying, and their waits end at once (see Add and Done). The Node calls
+// it when Run's context ends and when it leaves. It may be called more than
+// once.
+func (q *Queue) stop() {
+	q.stopping()
+	q.stopOnce.Do(func() { close(q.stopC) })
 }
 
 // close stops the local frontier.
