@@ -75,7 +75,9 @@ func (s *hostsSite) minGap(host string) (time.Duration, int) {
 	return gap, len(st)
 }
 
-func (s *hostsSite) crawl(t *testing.T, seed string, mutate func(*crawlkit.Config)) {
+// crawl runs a Crawler from seed over the site's hosts, with the Config
+// changed by mutate if not nil, and returns it once it has finished.
+func (s *hostsSite) crawl(t *testing.T, seed string, mutate func(*crawlkit.Config)) *crawlkit.Crawler {
 	t.Helper()
 	cfg := crawlkit.Config{
 		UserAgent:    testAgent,
@@ -98,6 +100,7 @@ func (s *hostsSite) crawl(t *testing.T, seed string, mutate func(*crawlkit.Confi
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return c
 }
 
 // slowHostCrawlDelay is the Crawl-delay of slow.test in the tests below.
@@ -319,41 +322,26 @@ func TestMaxPagesCountsResponsesNotFailedRequests(t *testing.T) {
 	var dead atomic.Int32
 	const maxPages = 5
 	var handled atomic.Int32
-	cfg := crawlkit.Config{
-		UserAgent: testAgent,
-		Seeds:     []string{"http://live.test/"},
-		Scope:     crawlkit.ScopeAny,
-		Delay:     time.Millisecond,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	c := s.crawl(t, "http://live.test/", func(c *crawlkit.Config) {
+		c.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if strings.HasPrefix(addr, "dead") {
 				dead.Add(1)
 				return nil, &net.DNSError{Err: "no such host", Name: addr, IsNotFound: true}
 			}
 			return s.dial(ctx, network, addr)
-		},
-		AllowPrivate: loopback,
-		Workers:      4,
-		MaxPages:     maxPages,
-		MaxAttempts:  2,
-		RetryBackoff: time.Millisecond,
+		}
+		c.MaxPages = maxPages
+		c.MaxAttempts = 2
+		c.RetryBackoff = time.Millisecond
 		// The dead hosts' error backoff kept short; robots.txt off, so
 		// that the dead hosts' pages are requested.
-		Politeness:                 fetch.NewPoliteness(fetch.PolitenessConfig{Delay: time.Millisecond, BackoffBase: time.Millisecond}),
-		DangerouslyIgnoreRobotsTxt: true,
-		Handler: func(context.Context, *crawlkit.Page) error {
+		c.Politeness = fetch.NewPoliteness(fetch.PolitenessConfig{Delay: time.Millisecond, BackoffBase: time.Millisecond})
+		c.DangerouslyIgnoreRobotsTxt = true
+		c.Handler = func(context.Context, *crawlkit.Page) error {
 			handled.Add(1)
 			return nil
-		},
-	}
-	c, err := crawlkit.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+		}
+	})
 	_, requests := s.minGap("live.test")
 	u := c.Stats().URLs
 	if u.Fetched != maxPages || handled.Load() != maxPages || requests != maxPages {
