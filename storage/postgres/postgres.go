@@ -292,8 +292,12 @@ func (db *DB) migrate(ctx context.Context) error {
 	}, "migrate")
 }
 
-// Version reports the schema version applied to the DB's schema.
+// Version reports the schema version applied to the DB's schema. It fails
+// with ErrClosed after Close.
 func (db *DB) Version(ctx context.Context) (int, error) {
+	if db.isClosed() {
+		return 0, ErrClosed
+	}
 	var v int
 	err := db.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -266,7 +268,9 @@ type row struct {
 // AddAt queues the entries at time now and reports how many were new to the
 // crawl: an entry whose URL (by urlnorm.Key) was queued before, by any
 // process, is dropped. Entries whose NotBefore is after now wait for it. An
-// invalid entry fails the whole call before anything is written
+// invalid entry (an empty URL, no host, Meta over 64 KiB, or a URL or host
+// that is not UTF-8 or holds a NUL byte, which PostgreSQL's text cannot
+// store) fails the whole call before anything is written
 // (frontier.ErrInvalidEntry); otherwise the entries are written in
 // statements of up to 4096 URLs, each committed on its own, and a failed
 // call may be repeated.
@@ -315,6 +319,9 @@ func (q *Queue) prepare(e *frontier.Entry, now time.Time) (row, error) {
 	if len(e.Meta) > maxMeta {
 		return row{}, fmt.Errorf("%w: %s: meta of %d bytes exceeds %d", frontier.ErrInvalidEntry, e.URL, len(e.Meta), maxMeta)
 	}
+	if !storableText(e.URL) {
+		return row{}, fmt.Errorf("%w: %q: URL is not UTF-8 text without NUL bytes", frontier.ErrInvalidEntry, e.URL)
+	}
 	host := e.Host
 	if host == "" {
 		h, err := urlnorm.HostOf(e.URL)
@@ -322,6 +329,9 @@ func (q *Queue) prepare(e *frontier.Entry, now time.Time) (row, error) {
 			return row{}, fmt.Errorf("%w: %s: no host: %v", frontier.ErrInvalidEntry, e.URL, err)
 		}
 		host = h
+	}
+	if !storableText(host) {
+		return row{}, fmt.Errorf("%w: %s: host %q is not UTF-8 text without NUL bytes", frontier.ErrInvalidEntry, e.URL, host)
 	}
 	band := q.prio.Band(e, q.opts.Bands)
 	band = min(max(band, 0), q.opts.Bands-1)
@@ -341,6 +351,13 @@ func (q *Queue) prepare(e *frontier.Entry, now time.Time) (row, error) {
 		meta:     e.Meta,
 		due:      due,
 	}, nil
+}
+
+// storableText reports whether PostgreSQL's text type can hold s: the
+// server rejects invalid UTF-8 and NUL bytes, which would fail the whole
+// statement (and every repetition of it) instead of the one entry.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // addSQL inserts a batch of URLs, dropping those already known, and lowers
@@ -548,11 +565,6 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	if err := q.check(); err != nil {
 		return err
 	}
-	type planned struct {
-		i   int
-		s   settle.Settlement
-		pol time.Time
-	}
 	var work []planned
 	for i := range batch {
 		st := &batch[i]
@@ -588,29 +600,19 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		return 0
 	})
 	codes := make([]int32, len(work))
-	attempt := 0
+	// A settle reports 2 when the lease had settled the URL already. That
+	// is this call's own success only when an earlier attempt failed in a
+	// way that may have committed it (a lost reply); after no attempt, or
+	// after attempts that were rolled back (deadlock, serialization
+	// failure) or never sent, it is an earlier call's settle.
+	mayHaveCommitted, ownEarlier := false, false
 	err := retry(ctx, func() error {
-		attempt++
-		b := &pgx.Batch{}
-		for _, w := range work {
-			l := batch[w.i].Lease
-			var next *time.Time
-			if w.s.State == settle.Queued {
-				t := w.s.Next
-				next = &t
-			}
-			delay := pgtype.Interval{Microseconds: w.pol.Sub(now).Microseconds(), Valid: true}
-			b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState[w.s.State], next,
-				w.s.Attempts, int64(w.s.Fingerprint), w.s.Interval.Microseconds(), w.s.Fetched, w.pol, delay)
+		ownEarlier = mayHaveCommitted
+		err := q.sendSettles(ctx, now, batch, work, codes)
+		if err != nil && !safeOnly(err) {
+			mayHaveCommitted = true
 		}
-		br := q.db.pool.SendBatch(ctx, b)
-		for i := range work {
-			if err := br.QueryRow().Scan(&codes[i]); err != nil {
-				br.Close()
-				return err
-			}
-		}
-		return br.Close()
+		return err
 	}, "settle")
 	if err != nil {
 		return err
@@ -622,7 +624,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		switch codes[i] {
 		case 0:
 		case 2:
-			if attempt == 1 {
+			if !ownEarlier {
 				st.Err = fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, st.Lease.URL)
 				continue
 			}
@@ -653,6 +655,39 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		}
 	}
 	return nil
+}
+
+// planned is a settlement of DoneBatchAt ready to send: its index in the
+// batch, its plan and the host's next contact time.
+type planned struct {
+	i   int
+	s   settle.Settlement
+	pol time.Time
+}
+
+// sendSettles runs one attempt of DoneBatchAt: the settles of work, in one
+// batch (one implicit transaction), setting codes to their results.
+func (q *Queue) sendSettles(ctx context.Context, now time.Time, batch []Settlement, work []planned, codes []int32) error {
+	b := &pgx.Batch{}
+	for _, w := range work {
+		l := batch[w.i].Lease
+		var next *time.Time
+		if w.s.State == settle.Queued {
+			t := w.s.Next
+			next = &t
+		}
+		delay := pgtype.Interval{Microseconds: w.pol.Sub(now).Microseconds(), Valid: true}
+		b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState[w.s.State], next,
+			w.s.Attempts, int64(w.s.Fingerprint), w.s.Interval.Microseconds(), w.s.Fetched, w.pol, delay)
+	}
+	br := q.db.pool.SendBatch(ctx, b)
+	for i := range work {
+		if err := br.QueryRow().Scan(&codes[i]); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	return br.Close()
 }
 
 // Extend prolongs l to ttl from now (QueueOptions.Now).

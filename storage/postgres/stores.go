@@ -20,6 +20,9 @@ import (
 // context (bloom.Store, simhash.Store).
 const opTimeout = 30 * time.Second
 
+// forEachChunk is how many rows the stores' ForEach read per query.
+const forEachChunk = 8192
+
 // FrontierStore is a frontier.Store in the table frontier_kv (k bytea
 // primary key, v bytea): a Write is one transaction, a Scan one SELECT ...
 // WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3, which sees a Write
@@ -183,27 +186,62 @@ func (s *SeenStore) AddBatch(keys []uint64) error {
 	}, "seen add")
 }
 
-// ForEach implements bloom.Store: it calls fn for every key, streaming the
-// table in one query.
+// ForEach implements bloom.Store: it calls fn for every key, in the order
+// of the keys' signed reinterpretation. It reads the table in queries of
+// forEachChunk keys each and holds no connection while fn runs, so fn may
+// use the DB (even with a pool of one connection) or close it; ForEach then
+// returns ErrClosed. Closing the DB also cancels a query in flight. Keys
+// added during the walk may or may not be visited.
 func (s *SeenStore) ForEach(fn func(key uint64) error) error {
-	if s.db.isClosed() {
-		return ErrClosed
-	}
-	rows, err := s.db.pool.Query(context.Background(), "SELECT key FROM seen")
-	if err != nil {
-		return wrap("seen scan", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k int64
-		if err := rows.Scan(&k); err != nil {
-			return wrap("seen scan", err)
-		}
-		if err := fn(uint64(k)); err != nil {
+	var (
+		buf   []int64
+		after int64
+		first = true
+	)
+	for {
+		err := s.db.readChunk("seen scan", func(ctx context.Context) error {
+			var rows pgx.Rows
+			var err error
+			if first {
+				rows, err = s.db.pool.Query(ctx, "SELECT key FROM seen ORDER BY key LIMIT $1", forEachChunk)
+			} else {
+				rows, err = s.db.pool.Query(ctx, "SELECT key FROM seen WHERE key > $1 ORDER BY key LIMIT $2", after, forEachChunk)
+			}
+			if err != nil {
+				return err
+			}
+			buf, err = pgx.AppendRows(buf[:0], rows, pgx.RowTo[int64])
+			return err
+		})
+		if err != nil {
 			return err
 		}
+		for _, k := range buf {
+			if err := fn(uint64(k)); err != nil {
+				return err
+			}
+		}
+		if len(buf) < forEachChunk {
+			return nil
+		}
+		after, first = buf[len(buf)-1], false
 	}
-	return wrap("seen scan", rows.Err())
+}
+
+// readChunk runs read, one query of a ForEach walk, bounded by opTimeout
+// and cancelled by Close, and retries it while it fails retryably. It
+// returns ErrClosed once the DB is closed.
+func (db *DB) readChunk(op string, read func(ctx context.Context) error) error {
+	if db.isClosed() {
+		return ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(db.ctx, opTimeout)
+	defer cancel()
+	err := retry(ctx, func() error { return read(ctx) }, op)
+	if err != nil && db.isClosed() {
+		return ErrClosed
+	}
+	return err
 }
 
 // FingerprintStore persists a simhash.Index in the table fingerprints
@@ -238,26 +276,53 @@ func (s *FingerprintStore) Put(entries []simhash.Entry) error {
 	}, "fingerprint put")
 }
 
-// ForEach implements simhash.Store.
+// ForEach implements simhash.Store, in the order of the entries' signed
+// reinterpretation. Like SeenStore.ForEach it reads forEachChunk entries per
+// query and holds no connection while fn runs, so fn may use the DB or
+// close it (ForEach then returns ErrClosed); entries put during the walk
+// may or may not be visited.
 func (s *FingerprintStore) ForEach(fn func(simhash.Entry) error) error {
-	if s.db.isClosed() {
-		return ErrClosed
-	}
-	rows, err := s.db.pool.Query(context.Background(), "SELECT fingerprint, doc_id FROM fingerprints")
-	if err != nil {
-		return wrap("fingerprint scan", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var fp, id int64
-		if err := rows.Scan(&fp, &id); err != nil {
-			return wrap("fingerprint scan", err)
-		}
-		if err := fn(simhash.Entry{Fingerprint: uint64(fp), ID: uint64(id)}); err != nil {
+	type pair struct{ fp, id int64 }
+	var (
+		buf   []pair
+		after pair
+		first = true
+	)
+	for {
+		err := s.db.readChunk("fingerprint scan", func(ctx context.Context) error {
+			var rows pgx.Rows
+			var err error
+			if first {
+				rows, err = s.db.pool.Query(ctx, `SELECT fingerprint, doc_id FROM fingerprints
+					ORDER BY fingerprint, doc_id LIMIT $1`, forEachChunk)
+			} else {
+				rows, err = s.db.pool.Query(ctx, `SELECT fingerprint, doc_id FROM fingerprints
+					WHERE (fingerprint, doc_id) > ($1, $2) ORDER BY fingerprint, doc_id LIMIT $3`,
+					after.fp, after.id, forEachChunk)
+			}
+			if err != nil {
+				return err
+			}
+			buf, err = pgx.AppendRows(buf[:0], rows, func(row pgx.CollectableRow) (pair, error) {
+				var p pair
+				err := row.Scan(&p.fp, &p.id)
+				return p, err
+			})
+			return err
+		})
+		if err != nil {
 			return err
 		}
+		for _, p := range buf {
+			if err := fn(simhash.Entry{Fingerprint: uint64(p.fp), ID: uint64(p.id)}); err != nil {
+				return err
+			}
+		}
+		if len(buf) < forEachChunk {
+			return nil
+		}
+		after, first = buf[len(buf)-1], false
 	}
-	return wrap("fingerprint scan", rows.Err())
 }
 
 // RobotsStore is a robots.Store in the table robots_cache: one row per
