@@ -72,6 +72,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -84,8 +85,11 @@ var migrationFS embed.FS
 const DefaultSchema = "crawlkit"
 
 var (
-	// ErrClosed is returned by operations on a closed DB or Queue.
-	ErrClosed = errors.New("postgres: closed")
+	// ErrClosed is returned by operations on a closed DB, and by a
+	// Queue's operations after its Close or its DB's. It matches
+	// frontier.ErrClosed too (errors.Is), the error the Queue interface
+	// names for a closed queue.
+	ErrClosed error = closedError{}
 	// ErrUnavailable is wrapped by errors that come from losing the
 	// connection to the server (refused, reset, timed out); the operation
 	// may or may not have been applied, except where documented.
@@ -396,3 +400,11 @@ func retryIf(ctx context.Context, retryable func(error) bool, fn func() error, o
 	}
 	return wrap(op, err)
 }
+
+// closedError is ErrClosed: one value that errors.Is matches both as this
+// package's ErrClosed and as frontier.ErrClosed.
+type closedError struct{}
+
+func (closedError) Error() string { return "postgres: closed" }
+
+func (closedError) Is(target error) bool { return target == frontier.ErrClosed }

@@ -215,7 +215,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 }
 
 // Close ends the handle: a blocked Next returns and later calls fail with
-// frontier.ErrClosed. Leases it handed out and did not settle expire in the
+// ErrClosed (which matches frontier.ErrClosed). Leases it handed out and did not settle expire in the
 // database as any crashed worker's would. The DB stays open. Close is
 // idempotent.
 func (q *Queue) Close() error {
@@ -238,7 +238,7 @@ func (q *Queue) check() error {
 	closed := q.closed
 	q.mu.Unlock()
 	if closed || q.db.isClosed() {
-		return frontier.ErrClosed
+		return ErrClosed
 	}
 	return nil
 }

@@ -69,6 +69,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crawlkit/crawlkit/frontier"
+
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -79,8 +81,11 @@ var luaFS embed.FS
 const DefaultCrawl = "crawl"
 
 var (
-	// ErrClosed is returned by operations on a closed DB or Queue.
-	ErrClosed = errors.New("redis: closed")
+	// ErrClosed is returned by operations on a closed DB, and by a
+	// Queue's operations after its Close or its DB's. It matches
+	// frontier.ErrClosed too (errors.Is), the error the Queue interface
+	// names for a closed queue.
+	ErrClosed error = closedError{}
 	// ErrUnavailable is wrapped by errors that come from losing the
 	// connection to the server (refused, reset, timed out); the operation
 	// may or may not have been applied, except where documented.
@@ -311,3 +316,11 @@ func retry(ctx context.Context, op string, fn func() error) error {
 	}
 	return wrap(op, err)
 }
+
+// closedError is ErrClosed: one value that errors.Is matches both as this
+// package's ErrClosed and as frontier.ErrClosed.
+type closedError struct{}
+
+func (closedError) Error() string { return "redis: closed" }
+
+func (closedError) Is(target error) bool { return target == frontier.ErrClosed }
