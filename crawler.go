@@ -121,7 +121,8 @@ type Crawler struct {
 	// fingerprinted in this Run (see analyze).
 	analyzed *bloom.Set
 	// redirected holds the keys of URLs this Run fetched as redirect
-	// targets while they were already known, and so perhaps queued: a
+	// targets of page fetches that succeeded (the page handled, a 2xx)
+	// while they were already known, and so perhaps queued: a
 	// lease of one of them that is its first successful fetch is settled
 	// without a request (see takeRedirected). At most maxRedirected keys.
 	redirectedMu sync.Mutex
@@ -303,9 +304,12 @@ func (cr *Crawler) open() error {
 	}
 	dns := fetch.NewDNSCache(fetch.DNSConfig{})
 	cr.dns = dns
-	header := cfg.Header.Clone()
-	if header == nil {
-		header = http.Header{}
+	// Canonical keys, so that a caller's "accept" replaces the default
+	// Accept below instead of being sent next to it.
+	header := make(http.Header, len(cfg.Header)+1)
+	for k, v := range cfg.Header {
+		ck := http.CanonicalHeaderKey(k)
+		header[ck] = append(header[ck], v...)
 	}
 	if header.Get("Accept") == "" {
 		header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
@@ -928,9 +932,17 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 	cr.stats.fetched.Add(1)
 	cr.stats.bytes.Add(int64(len(resp.Body)))
 	cr.stats.wireBytes.Add(resp.WireBytes)
+	// redirectedKey is the key of the URL the fetch was redirected to
+	// when that URL was known already, and so perhaps queued: it is
+	// remembered (see takeRedirected) once the page is settled as a
+	// success, and only for a page fetch. A media fetch neither handles
+	// a page nor follows its links, and a failed or retried one did not
+	// get the target's content, so the target's own lease must fetch it.
+	var redirectedKey uint64
+	var redirectedKnown bool
 	if len(resp.Redirects) > 0 {
 		// Before the page's links are followed: it may link to itself.
-		cr.markRedirectTarget(l, resp.FinalURL)
+		redirectedKey, redirectedKnown = cr.markRedirectTarget(l, resp.FinalURL)
 	}
 
 	page := &Page{
@@ -1006,6 +1018,9 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 			cr.cfg.Logger.Warn("sink failed", "url", l.URL, "err", err)
 		}
 	}
+	if redirectedKnown && !media && outcome.Kind == frontier.OutcomeSuccess {
+		cr.rememberRedirected(redirectedKey)
+	}
 	switch outcome.Kind {
 	case frontier.OutcomeSuccess:
 		cr.stats.successful.Add(1)
@@ -1022,24 +1037,21 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 // set), so that links found later do not fetch it again: its content is
 // handled as l's page. It is not queued. A target that was seen already
 // (queued from a link before) is fetched under its own URL as well; one
-// that fails the checks is not recorded.
-func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) {
+// that fails the checks is not recorded. known reports a target that was
+// seen already, and so is perhaps queued and fetched again when leased
+// unless its key is remembered (rememberRedirected).
+func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) (targetKey uint64, known bool) {
 	if final == nil {
-		return
+		return 0, false
 	}
 	n, err := urlnorm.Normalize(final.String())
 	if err != nil || n == l.URL {
-		return
+		return 0, false
 	}
 	var link Link
 	_, key, ok := cr.admitURL(n, l.URL, l.Depth, &link)
 	if !ok {
-		if link.Followed {
-			// Known already: perhaps queued, and then fetched again
-			// when leased, unless it is remembered here.
-			cr.rememberRedirected(urlnorm.Key(n))
-		}
-		return
+		return urlnorm.Key(n), link.Followed
 	}
 	// Recorded on disk without a sync of its own: the synced write that
 	// settles l makes it durable, and a crash before that fetches l, and
@@ -1049,6 +1061,7 @@ func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) {
 			cr.cfg.Logger.Warn("seen store", "err", err)
 		}
 	}
+	return 0, false
 }
 
 // maxRedirected bounds Crawler.redirected. Forgetting a key costs at most

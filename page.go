@@ -21,8 +21,10 @@ type Page struct {
 	// FinalURL is marked as seen, so that a link to it found later does
 	// not fetch it again. One found before, and queued already, is not
 	// fetched either when its turn comes, if this Run fetched it as a
-	// redirect target (Stats.URLs.FetchedByRedirect): the page is handed
-	// on once, under the URL that redirected. Another process sharing the
+	// redirect target of a page whose fetch succeeded (a 2xx, handed on
+	// without a Handler error; Stats.URLs.FetchedByRedirect): the page is
+	// handed on once, under the URL that redirected. A media URL's
+	// redirect does not count. Another process sharing the
 	// crawl (Config.Queue) or a Run after a restart may fetch it again.
 	URL, FinalURL string
 	// Depth is the number of links followed from a seed.
