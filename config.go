@@ -100,11 +100,13 @@ type Config struct {
 	// MaxDepth is the most links followed from a seed; 0 means no limit.
 	MaxDepth int
 	// MaxPages stops the crawl after this many pages were fetched: fetches
-	// that got an HTTP response (of any status, a 304 Not Modified
-	// included), as Stats' URLs.Fetched counts them. Requests that got no
-	// response (a host that does not resolve, a refused connection, a
-	// timeout) and URLs robots.txt disallows do not count. 0 means no
-	// limit.
+	// that got an HTTP response, of any status (a 304 Not Modified
+	// included), or one refused once it came (a redirect to a URL the crawl
+	// does not follow, too many redirects, headers or a body over the
+	// limits, an unknown Content-Encoding), which Stats' URLs.Fetched does
+	// not count. Requests that got no response (a host that does not
+	// resolve, a refused connection, a timeout) and URLs robots.txt
+	// disallows do not count. 0 means no limit.
 	MaxPages int
 	// Workers is the number of pages fetched at once (default 16). The
 	// frontier gives each worker a different host, so more workers than

@@ -787,6 +787,23 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 	return true
 }
 
+// gotResponse reports whether a page fetch that returned err got an answer
+// from the server, which Config.MaxPages counts: a success, a 304, or an
+// answer the fetcher refused once it came (without that, a site whose every
+// link redirects out of scope would never use the budget up).
+func gotResponse(err error) bool {
+	if err == nil {
+		return true
+	}
+	for _, answered := range []error{fetch.ErrNotModified, fetch.ErrDisallowed, fetch.ErrTooManyRedirects,
+		fetch.ErrHeadersTooLarge, fetch.ErrBodyTooLarge, fetch.ErrDecompressionBomb, fetch.ErrUnsupportedEncoding} {
+		if errors.Is(err, answered) {
+			return true
+		}
+	}
+	return false
+}
+
 // pageBudget enforces Config.MaxPages. A request is admitted only while
 // the responses received and the requests in flight are fewer than the
 // limit, and one that ends without a response gives its place back. A
@@ -920,8 +937,7 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 	fetched := cr.cfg.Now()
 	resp, err := f.Do(ctx, &fetch.Request{URL: l.URL})
 	if cr.pages != nil {
-		// What Stats.Fetched counts: a response, a 304 included.
-		cr.pages.release(err == nil || errors.Is(err, fetch.ErrNotModified))
+		cr.pages.release(gotResponse(err))
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package crawlkit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -125,5 +126,40 @@ func TestRedirectToHostWithUnreachableRobotsIsRetried(t *testing.T) {
 	s.mu.Unlock()
 	if len(got) != 0 {
 		t.Errorf("down.test requested %v while its robots.txt was unreachable", got)
+	}
+}
+
+// TestMaxPagesCountsRefusedRedirects checks that MaxPages bounds a site
+// whose every link redirects out of the crawl's scope: each such fetch got
+// a response (the redirect), so it uses the budget up although no page
+// comes of it.
+func TestMaxPagesCountsRefusedRedirects(t *testing.T) {
+	s := serveSite(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case r.URL.Path == "/":
+			var b strings.Builder
+			for i := range 20 {
+				fmt.Fprintf(&b, `<a href="/r%d">%d</a> `, i, i)
+			}
+			writeHTML(w, `<html><body>`+b.String()+`</body></html>`)
+		case strings.HasPrefix(r.URL.Path, "/r"):
+			http.Redirect(w, r, "http://elsewhere.test"+r.URL.Path, http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	const maxPages = 4
+	s.crawl(t, func(c *crawlkit.Config) {
+		c.MaxPages = maxPages
+		c.Workers = 2
+	})
+	redirects := 0
+	for i := range 20 {
+		redirects += s.hit(fmt.Sprintf("/r%d", i))
+	}
+	if redirects != maxPages-1 {
+		t.Errorf("%d redirecting pages requested with MaxPages %d (the home page is the first); want %d", redirects, maxPages, maxPages-1)
 	}
 }
