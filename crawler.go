@@ -956,8 +956,10 @@ func (cr *Crawler) fetchAndHandle(ctx context.Context, l *frontier.Lease) (front
 	// get the target's content, so the target's own lease must fetch it.
 	var redirectedKey uint64
 	var redirectedKnown bool
-	if len(resp.Redirects) > 0 {
-		// Before the page's links are followed: it may link to itself.
+	// Before the page's links are followed: it may link to itself. A
+	// media URL that redirected to an HTML page (hotlink protection) did
+	// not crawl that page: it stays unseen, for a link to find.
+	if len(resp.Redirects) > 0 && !(media && isHTML(resp.ContentType)) {
 		redirectedKey, redirectedKnown = cr.markRedirectTarget(l, resp.FinalURL)
 	}
 

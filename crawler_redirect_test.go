@@ -163,3 +163,37 @@ func TestMaxPagesCountsRefusedRedirects(t *testing.T) {
 		t.Errorf("%d redirecting pages requested with MaxPages %d (the home page is the first); want %d", redirects, maxPages, maxPages-1)
 	}
 }
+
+// TestMediaRedirectToPageKeepsThePage checks that an image that redirects
+// to an HTML page (hotlink protection often sends images to a landing page)
+// does not mark that page as seen: the media fetch neither handles it nor
+// follows its links, so a link to it found later must still crawl it.
+func TestMediaRedirectToPageKeepsThePage(t *testing.T) {
+	s := serveSite(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case "/":
+			writeHTML(w, `<html><body><img src="/img.png" alt="i"><a href="/next">next</a></body></html>`)
+		case "/img.png":
+			http.Redirect(w, r, "/landing", http.StatusFound)
+		case "/next":
+			writeHTML(w, `<html><body><a href="/deeper">deeper</a></body></html>`)
+		case "/deeper":
+			writeHTML(w, `<html><body><a href="/landing">landing</a></body></html>`)
+		case "/landing":
+			writeHTML(w, `<html><body><p>The landing page.</p><a href="/beyond">beyond</a></body></html>`)
+		case "/beyond":
+			writeHTML(w, `<html><body><p>Only linked from the landing page.</p></body></html>`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	got := s.crawl(t, func(c *crawlkit.Config) {
+		c.Workers = 1
+		c.MediaTypes = []string{"image/*"}
+	})
+	if got["/landing"] == nil || got["/beyond"] == nil {
+		t.Errorf("pages handed on %v; want /landing (linked from /deeper) and /beyond", keys(got))
+	}
+}
