@@ -8,7 +8,11 @@
 // robots.txt cache (robots_cache), and the tables behind the component
 // stores. Open creates the schema and applies the embedded migrations, under
 // an advisory lock so that workers starting together do not race; the
-// applied version is kept in schema_migrations.
+// applied version is kept in schema_migrations. A schema already at the
+// package's version is opened without any DDL, so worker processes may run
+// as a role that can only read and write the schema's rows (USAGE on the
+// schema; SELECT, INSERT, UPDATE, DELETE on its tables; USAGE and UPDATE on
+// its sequences) once an administrator's Open has migrated it.
 //
 // What the DB offers:
 //
@@ -253,12 +257,29 @@ func migrations() ([]migration, error) {
 const migrationLockKey = 0x637261776c6b6974 // "crawlkit"
 
 // migrate creates the schema and applies the migrations it lacks, in one
-// transaction.
+// transaction. A schema already at this package's version is left alone
+// without any DDL, so a role with no right to create schemas or tables (a
+// worker role that may only read and write the crawl's rows) can open a
+// schema an administrator migrated.
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return fmt.Errorf("postgres: reading migrations: %w", err)
 	}
+	latest := ms[len(ms)-1].version
+	var current int
+	// Qualified, so that another tool's schema_migrations elsewhere on the
+	// search_path is never read for this schema's.
+	err = db.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+
+		pgx.Identifier{db.schema, "schema_migrations"}.Sanitize()).Scan(&current)
+	switch {
+	case err == nil && current == latest:
+		return nil
+	case err == nil && current > latest:
+		return fmt.Errorf("%w: %s is at version %d, newer than this package's %d", ErrSchema, db.schema, current, latest)
+	}
+	// Missing (or unreadable) version table: migrate under the lock, which
+	// reports any real problem.
 	return retry(ctx, func() error {
 		return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLockKey)); err != nil {
@@ -277,7 +298,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current); err != nil {
 				return err
 			}
-			if latest := ms[len(ms)-1].version; current > latest {
+			if current > latest {
 				return fmt.Errorf("%w: %s is at version %d, newer than this package's %d", ErrSchema, db.schema, current, latest)
 			}
 			for _, m := range ms {
