@@ -37,6 +37,8 @@ const (
 	cAt
 	// cHash: '#', escaped inside a fragment.
 	cHash
+	// cApos: '\'', escaped in a query with EncodeQueryApostrophe.
+	cApos
 )
 
 var charClass = func() (t [256]uint16) {
@@ -78,6 +80,7 @@ var charClass = func() (t [256]uint16) {
 	set(cForbiddenDomain, "#/:<>?@[\\]^|%")
 	set(cTabNL, "\t\n\r")
 	set(cPercent, "%")
+	set(cApos, "'")
 	set(cAt, "@")
 	set(cHash, "#")
 	return t

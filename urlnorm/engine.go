@@ -48,7 +48,11 @@ func (e *engine) init(o *Options) {
 	e.user.init(set|cAt, o.UppercaseEscapes, o.DecodeUnreservedEscapes, o.EscapeStrayPercent, false)
 	qUpper := o.UppercaseEscapes && o.QueryEscapes
 	qDecode := o.DecodeUnreservedEscapes && o.QueryEscapes
-	e.query.init(set, qUpper, qDecode, o.EscapeStrayPercent, false)
+	qset := set
+	if o.EncodeQueryApostrophe {
+		qset |= cApos
+	}
+	e.query.init(qset, qUpper, qDecode, o.EscapeStrayPercent, false)
 	if set != 0 {
 		// A second '#' cannot stand in a fragment (RFC 3986 §3.5).
 		set |= cHash

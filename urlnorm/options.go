@@ -88,6 +88,14 @@ type Options struct {
 	// octets that may not appear in a URI: controls, space, non-ASCII, and
 	// `"<>[\]^`+"`"+`{|}` (and '#' in a fragment, '@' in the userinfo).
 	EncodeInvalidChars bool
+	// EncodeQueryApostrophe percent-encodes "'" in the query as "%27", as
+	// browsers send it for http and https URLs (the URL Standard's
+	// special-query percent-encode set; Resolve does the same), so that a
+	// URL spelled with "'" in a sitemap and the same URL resolved from a
+	// link get one key. RFC 3986 lets "'" stand unencoded, and a server may
+	// in principle tell the two apart, but no browser ever sends the
+	// unencoded form.
+	EncodeQueryApostrophe bool
 	// EscapeStrayPercent writes a '%' that does not start a valid escape
 	// as "%25".
 	EscapeStrayPercent bool
@@ -218,6 +226,7 @@ var (
 		DecodeUnreservedEscapes: true,
 		QueryEscapes:            true,
 		EncodeInvalidChars:      true,
+		EncodeQueryApostrophe:   true,
 		EscapeStrayPercent:      true,
 		EmptyPathToSlash:        true,
 		RemoveDotSegments:       true,
@@ -251,6 +260,7 @@ var (
 		DecodeUnreservedEscapes: true,
 		QueryEscapes:            true,
 		EncodeInvalidChars:      true,
+		EncodeQueryApostrophe:   true,
 		EscapeStrayPercent:      true,
 		EmptyPathToSlash:        true,
 		RemoveDotSegments:       true,
