@@ -81,9 +81,10 @@ const (
 // limited to 10 MiB.
 type Config struct {
 	// UserAgent identifies the crawler on every request. It must start
-	// with a product token (letters, digits, '-' and '_') that robots.txt
-	// groups are matched against, and should give a contact, for example
-	// "examplebot/1.0 (+https://example.com/bot)".
+	// with a product token that robots.txt groups are matched against:
+	// letters, '-' and '_' only, as RFC 9309 §2.2.1 defines it (New
+	// refuses a token with a digit, such as "mybot2/1.0"). It should give
+	// a contact, for example "examplebot/1.0 (+https://example.com/bot)".
 	UserAgent string
 	// Seeds are the URLs the crawl starts from (depth 0).
 	Seeds []string
@@ -109,8 +110,9 @@ type Config struct {
 	// disallows do not count. 0 means no limit.
 	MaxPages int
 	// Workers is the number of pages fetched at once (default 16). The
-	// frontier gives each worker a different host, so more workers than
-	// hosts adds nothing.
+	// frontier leases a host's URLs to at most MaxConnsPerHost workers at
+	// a time (one by default), so more workers than that many per host
+	// add nothing.
 	Workers int
 
 	// Delay is the least time between two requests to one host (default
@@ -132,7 +134,7 @@ type Config struct {
 	DangerouslyIgnoreRobotsTxt bool
 	// RobotsRetries is how many times a URL whose host's robots.txt is
 	// unreachable (5xx, 429, network error: all of the host is disallowed,
-	// RFC 9309 §2.3.1.3) is put back to wait for the next robots.txt
+	// RFC 9309 §2.3.1.4) is put back to wait for the next robots.txt
 	// fetch before it is dropped (default 3; negative: dropped at once).
 	// A URL that redirects to such a host is put back the same way.
 	RobotsRetries int
@@ -224,7 +226,9 @@ type Config struct {
 	// fetch failed transiently (network error, 5xx, 429 without
 	// Retry-After) or whose Handler failed; it doubles with each attempt
 	// up to an hour. Zero means 30 s. MaxAttempts bounds the attempts of
-	// a URL (default 5).
+	// a URL (default 5). Both configure the Crawler's own frontier; with
+	// Queue set they are not used, and the queue's own options (such as
+	// postgres.QueueOptions' RetryBase and MaxAttempts) apply instead.
 	RetryBackoff time.Duration
 	MaxAttempts  int
 
@@ -233,6 +237,11 @@ type Config struct {
 	// Recrawl, if set, schedules successful pages to be fetched again
 	// (frontier.FixedInterval, frontier.Adaptive); Run then never drains
 	// and returns when ctx is done or MaxPages is reached.
+	//
+	// Prioritizer and Recrawl, like RetryBackoff and MaxAttempts,
+	// configure the Crawler's own frontier: with Queue set they are not
+	// used; give them to the queue (the Prioritizer and Schedule of
+	// postgres.QueueOptions or redis.QueueOptions).
 	Recrawl frontier.Schedule
 	// Trap configures spider-trap detection. The Crawler judges each URL
 	// once (its seen set answers the rest) and reports each page's content

@@ -73,6 +73,17 @@ const maxDuplicateURLs = 1 << 20
 // leased by any process, so that every process sees the end of the crawl.
 // The Crawler logs an error of Next or NextAt and asks again after a
 // backoff (100 ms, doubling up to 10 s), so a Queue may fail for a while.
+//
+// What else the Crawler relies on: Next blocks until a lease is ready
+// (it never returns a nil lease with a nil error) or its context ends, and
+// an error matching frontier.ErrClosed stops the worker that called it. The Crawler asks NextAt whether the crawl is over
+// only when Stats().Leased is 0 (so Leased must count this handle's
+// unsettled leases) and none of its workers is busy; Stats().InMemory plus
+// Leased is what Crawler.Stats reports as URLs.Queued. When Add fails, the
+// Crawler keeps the entries and offers all of them again in a later Add,
+// which drops those a partly applied Add did queue.
+// A Lease's Expires is read to keep it alive through an Extender; a zero
+// Expires is never extended.
 type Queue interface {
 	Add(entries ...frontier.Entry) error
 	Next(ctx context.Context) (*frontier.Lease, error)

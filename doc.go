@@ -12,8 +12,10 @@
 //
 //  1. urlnorm normalizes it, so that different spellings of one page fold
 //     into one string, and computes its host and hash keys.
-//  2. trap judges it: URLs of spider traps (endless calendars, repeating
-//     path segments, session ids) are rejected with a reason.
+//  2. The crawl's scope (Config.Scope or ScopeFunc, and MaxDepth) and trap
+//     judge it: URLs outside the scope are dropped, and URLs of spider
+//     traps (endless calendars, repeating path segments, session ids) are
+//     rejected with a reason.
 //  3. The seen set (bloom) drops URLs that were already discovered.
 //  4. frontier queues it by priority in a per-host queue and hands it out as
 //     a lease when its host's politeness clock allows.

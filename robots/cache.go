@@ -132,6 +132,13 @@ type Config struct {
 // Store persists robots.txt fetch results under an origin key
 // ("https://example.com", "http://example.com:8080"). Implementations must
 // be safe for concurrent use. Get reports ok=false for an unknown origin.
+//
+// A Cache asks its Store before it fetches (an unexpired record is used as
+// it is, an expired one keeps the origin's failure history) and puts every
+// fetch result there. Store errors are not fatal: the Cache reports them to
+// Config.OnStoreError and fetches, or keeps the result in memory only. It
+// keeps the Record a Get returns, so the Store must not modify its byte
+// slices afterwards.
 type Store interface {
 	Get(ctx context.Context, origin string) (rec Record, ok bool, err error)
 	Put(ctx context.Context, origin string, rec Record) error

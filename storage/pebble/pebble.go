@@ -1,7 +1,7 @@
 // Package pebble implements crawlkit's storage interfaces on Pebble, an
 // embedded, durable key-value store (github.com/cockroachdb/pebble). It is
 // the default store for real crawls: one directory holds a node's whole crawl
-// state (frontier, seen set, fingerprints).
+// state (frontier, seen set, fingerprints, robots.txt files).
 //
 // Open a DB once per directory and take the component stores from it; they
 // share the engine and its write-ahead log, each under its own key prefix:
