@@ -301,7 +301,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: UserAgent is required (name the crawler and a contact, e.g. \"examplebot/1.0 (+https://example.com/bot)\")", ErrConfig)
 	}
 	if !robots.ValidProductToken(productToken(c.UserAgent)) {
-		return c, fmt.Errorf("%w: UserAgent %q does not start with a robots.txt product token (letters, digits, '-' and '_')", ErrConfig, c.UserAgent)
+		return c, fmt.Errorf("%w: UserAgent %q does not start with a robots.txt product token (letters, '-' and '_' only, RFC 9309 §2.2.1: no digits)", ErrConfig, c.UserAgent)
 	}
 	if len(c.Seeds) == 0 {
 		return c, fmt.Errorf("%w: no Seeds", ErrConfig)
@@ -378,7 +378,9 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // productToken returns the robots.txt product token of a User-Agent: its
-// leading run of letters, digits, '-' and '_' (RFC 9309 §2.2.1).
+// leading run of letters, digits, '-' and '_'. Digits are taken in although
+// RFC 9309 §2.2.1 allows none, so that withDefaults refuses "mybot2/1.0"
+// outright rather than crawl as "mybot", a different robots.txt group.
 func productToken(ua string) string {
 	end := 0
 	for end < len(ua) {
