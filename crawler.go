@@ -288,7 +288,7 @@ func (cr *Crawler) open() error {
 	)
 	robotsStore, fpStore = cfg.RobotsStore, cfg.FingerprintStore
 	if cfg.DataDir != "" {
-		db, err := pebble.Open(cfg.DataDir, pebble.Options{CacheBytes: cfg.DataDirCacheBytes})
+		db, err := pebble.Open(cfg.DataDir, pebble.Options{CacheBytes: cfg.DataDirCacheBytes, Logger: cfg.Logger})
 		if err != nil {
 			return fmt.Errorf("crawlkit: opening data directory: %w", err)
 		}

@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	cpebble "github.com/cockroachdb/pebble"
@@ -49,6 +50,24 @@ type Options struct {
 	// It is for benchmarks and throwaway crawls only: with NoSync a crash
 	// (kill -9, power loss) can lose writes that were acknowledged.
 	NoSync bool
+	// Logger receives Pebble's own log lines: its informational messages
+	// (WAL replay, compactions) at Debug level. Nil discards them, so that
+	// a program's output is its own; Pebble's fatal errors panic, as
+	// Pebble's default logger makes them exit, with the message.
+	Logger *slog.Logger
+}
+
+// pebbleLogger adapts a slog.Logger to Pebble's Logger.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := "pebble: " + fmt.Sprintf(format, args...)
+	p.l.Error(msg)
+	panic(msg)
 }
 
 // DB is an open Pebble directory shared by the component stores.
@@ -80,7 +99,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		cacheBytes = 64 << 20
 	}
 	cache := cpebble.NewCache(cacheBytes)
-	pdb, err := cpebble.Open(dir, &cpebble.Options{Cache: cache})
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pdb, err := cpebble.Open(dir, &cpebble.Options{Cache: cache, Logger: pebbleLogger{logger}})
 	if err != nil {
 		cache.Unref()
 		return nil, fmt.Errorf("pebble: opening %s: %w", dir, err)
