@@ -40,7 +40,7 @@ var errRobots = errors.New("crawlkit: redirect target disallowed by robots.txt")
 
 // robotsUnreachableError is returned by the redirect check for a target
 // whose host's robots.txt could not be fetched: the whole host is
-// disallowed until Until, when it is fetched again (RFC 9309 §2.3.1.3), so
+// disallowed until Until, when it is fetched again (RFC 9309 §2.3.1.4), so
 // the URL that redirected there is tried again then, as a URL of that host
 // would be (Config.RobotsRetries), rather than given up.
 type robotsUnreachableError struct {

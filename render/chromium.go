@@ -857,7 +857,7 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 }
 
 // quietJS runs before every document's own scripts. It counts the
-// page's pending short timers (setTimeout up to quietTimerMax ms, the way
+// page's pending short timers (setTimeout of up to 1000 ms, the way
 // pages defer rendering) and notes the time of its last DOM mutation, so
 // that a render waits for both to settle, not only for the network.
 const quietJS = `(() => {

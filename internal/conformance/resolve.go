@@ -6,7 +6,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// resolveCase is one case of resolve.json (see the conformance README).
+// resolveCase is one case of resolve.json (the schema is described in the README of the conformance data directory).
 type resolveCase struct {
 	ID       string   `json:"id"`
 	Source   string   `json:"source"`

@@ -7,7 +7,7 @@ import (
 	"github.com/crawlkit/crawlkit/robots"
 )
 
-// robotsCase is one case of robots.json (see the conformance README).
+// robotsCase is one case of robots.json (the schema is described in the README of the conformance data directory).
 type robotsCase struct {
 	ID           string  `json:"id"`
 	Source       string  `json:"source"`

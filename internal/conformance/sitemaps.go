@@ -10,7 +10,7 @@ import (
 	"github.com/crawlkit/crawlkit/sitemap"
 )
 
-// sitemapCase is one case of sitemaps.json (see the conformance README).
+// sitemapCase is one case of sitemaps.json (the schema is described in the README of the conformance data directory).
 type sitemapCase struct {
 	ID               string             `json:"id"`
 	Source           string             `json:"source"`

@@ -7,7 +7,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// urlnormCase is one case of urlnorm.json (see the conformance README).
+// urlnormCase is one case of urlnorm.json (the schema is described in the README of the conformance data directory).
 type urlnormCase struct {
 	ID         string   `json:"id"`
 	Source     string   `json:"source"`
