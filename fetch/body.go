@@ -39,10 +39,12 @@ var errWireLimit = errors.New("wire limit")
 // decoding, before content decoding) and stops at a limit. n is read by the
 // transfer-rate watchdog concurrently.
 type wireCounter struct {
-	r     io.Reader
-	n     atomic.Int64
-	limit int64
-	eof   bool // the connection reported the end of the body
+	r       io.Reader
+	n       atomic.Int64
+	limit   int64
+	eof     bool  // the connection reported the end of the body
+	limited bool  // the limit was reached
+	err     error // the last read error other than io.EOF: the connection failed
 }
 
 // Read reads from the connection, counting bytes and enforcing the limit.
@@ -50,6 +52,7 @@ func (w *wireCounter) Read(p []byte) (int, error) {
 	if w.limit > 0 {
 		left := w.limit - w.n.Load()
 		if left <= 0 {
+			w.limited = true
 			return 0, errWireLimit
 		}
 		if int64(len(p)) > left {
@@ -60,9 +63,16 @@ func (w *wireCounter) Read(p []byte) (int, error) {
 	w.n.Add(int64(n))
 	if err == io.EOF {
 		w.eof = true
+	} else if err != nil {
+		w.err = err
 	}
 	return n, err
 }
+
+// intact reports whether the connection delivered the body without failing
+// so far (it may not have ended yet): a decoder error is then the body's
+// fault, not the transfer's.
+func (w *wireCounter) intact() bool { return w.err == nil && !w.limited }
 
 // empty reports whether the body ended without a single byte: an empty body
 // labelled with a content coding, which has nothing to decode.
@@ -102,11 +112,22 @@ const zstdMaxWindow = 8 << 20
 
 // zstdReader reports a zstd frame that needs more than zstdMaxWindow as
 // ErrUnsupportedEncoding: the body cannot be decoded within the limit, and
-// asking again gives the same frame.
-type zstdReader struct{ d *zstd.Decoder }
+// asking again gives the same frame. Like gzipReader, and as Chromium does,
+// it ends the body at bytes after a complete frame that do not start
+// another one (a zstd or skippable frame magic number); frames tracks the
+// frame boundaries in what the decoder read to tell those bytes from a
+// truncated or corrupt frame.
+type zstdReader struct {
+	d      *zstd.Decoder
+	frames *zstdFrames
+	done   bool
+}
 
 // Read decodes from the zstd stream.
-func (z zstdReader) Read(p []byte) (int, error) {
+func (z *zstdReader) Read(p []byte) (int, error) {
+	if z.done {
+		return 0, io.EOF
+	}
 	n, err := z.d.Read(p)
 	// When streaming, the decoder returns these two errors only for a frame
 	// whose window (or, for a single-segment frame, declared size) is over
@@ -114,6 +135,172 @@ func (z zstdReader) Read(p []byte) (int, error) {
 	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 		err = fmt.Errorf("%w: zstd frame exceeds the %d MiB window limit of RFC 9659 (%v)",
 			ErrUnsupportedEncoding, zstdMaxWindow>>20, err)
+	}
+	if (errors.Is(err, zstd.ErrMagicMismatch) || errors.Is(err, io.ErrUnexpectedEOF)) && z.frames.trailingJunk() {
+		z.done = true
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// zstdFrames follows the frame structure (RFC 8878 §3.1) of the bytes a
+// zstd decoder reads, to know where each frame ends. The streaming decoder
+// reads no further than it needs, so the bytes after the last complete
+// frame are the ones it failed on.
+type zstdFrames struct {
+	r        io.Reader
+	complete int    // frames seen to their end
+	state    int    // zfHeader, zfBlockHeader, zfSkip, zfInvalid
+	hdr      []byte // bytes of the frame or block header read so far
+	skip     int64  // bytes of block content, checksum or skippable frame left
+	last     bool   // the current block is the frame's last
+	checksum bool   // the current frame ends with a checksum
+	failed   bool   // reading the body failed (not at its end)
+}
+
+const (
+	zfHeader = iota
+	zfBlockHeader
+	zfSkip
+	zfInvalid
+)
+
+func (z *zstdFrames) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	for _, b := range p[:n] {
+		z.feed(b)
+	}
+	if err != nil && err != io.EOF {
+		z.failed = true
+	}
+	return n, err
+}
+
+// trailingJunk reports whether the decoder has read at least one complete
+// frame and, after the last one, bytes that do not begin a frame (fewer
+// than four before the body ended, or four that are not a frame's magic
+// number), with the body read without failing.
+func (z *zstdFrames) trailingJunk() bool {
+	if z.failed || z.complete == 0 || z.state != zfHeader && z.state != zfInvalid {
+		return false
+	}
+	if z.state == zfHeader && len(z.hdr) < 4 {
+		return true
+	}
+	return z.state == zfInvalid && len(z.hdr) == 4
+}
+
+func (z *zstdFrames) feed(b byte) {
+	switch z.state {
+	case zfInvalid:
+		return
+	case zfSkip:
+		z.skip--
+		if z.skip == 0 {
+			z.endSkip()
+		}
+		return
+	}
+	z.hdr = append(z.hdr, b)
+	h := z.hdr
+	if z.state == zfBlockHeader {
+		if len(h) < 3 {
+			return
+		}
+		bh := uint32(h[0]) | uint32(h[1])<<8 | uint32(h[2])<<16
+		z.last = bh&1 == 1
+		size := int64(bh >> 3)
+		switch (bh >> 1) & 3 {
+		case 1: // RLE: one byte
+			size = 1
+		case 3: // reserved
+			z.state = zfInvalid
+			return
+		}
+		z.hdr = z.hdr[:0]
+		z.skip = size
+		z.state = zfSkip
+		if size == 0 {
+			z.endSkip()
+		}
+		return
+	}
+	// Frame header.
+	if len(h) < 4 {
+		return
+	}
+	magic := uint32(h[0]) | uint32(h[1])<<8 | uint32(h[2])<<16 | uint32(h[3])<<24
+	if magic&0xfffffff0 == 0x184d2a50 { // skippable frame: size, then data
+		if len(h) < 8 {
+			return
+		}
+		z.skip = int64(uint32(h[4]) | uint32(h[5])<<8 | uint32(h[6])<<16 | uint32(h[7])<<24)
+		z.hdr = z.hdr[:0]
+		z.last, z.checksum = true, false
+		z.state = zfSkip
+		if z.skip == 0 {
+			z.frameDone()
+		}
+		return
+	}
+	if magic != 0xfd2fb528 {
+		z.state = zfInvalid
+		return
+	}
+	if len(h) < 5 {
+		return
+	}
+	fhd := h[4]
+	single := fhd>>5&1 == 1
+	need := 5 + [4]int{0, 1, 2, 4}[fhd&3] + [4]int{0, 2, 4, 8}[fhd>>6]
+	if !single {
+		need++ // window descriptor
+	} else if fhd>>6 == 0 {
+		need++ // a one-byte content size
+	}
+	if len(h) < need {
+		return
+	}
+	z.checksum = fhd>>2&1 == 1
+	z.hdr = z.hdr[:0]
+	z.state = zfBlockHeader
+}
+
+// endSkip ends a block's content, a checksum or a skippable frame.
+func (z *zstdFrames) endSkip() {
+	switch {
+	case !z.last:
+		z.state = zfBlockHeader
+	case z.checksum:
+		z.checksum = false
+		z.skip = 4
+	default:
+		z.frameDone()
+	}
+}
+
+func (z *zstdFrames) frameDone() {
+	z.complete++
+	z.last = false
+	z.state = zfHeader
+}
+
+// brReader ends a brotli body at the end of its stream, ignoring any bytes
+// after it as Chromium does (the decoder reports them as an error).
+type brReader struct {
+	r    *brotli.Reader
+	done bool
+}
+
+func (b *brReader) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.r.Read(p)
+	if err != nil && err.Error() == "brotli: excessive input" {
+		// The stream is complete; what follows it is not part of it.
+		b.done = true
+		return n, io.EOF
 	}
 	return n, err
 }
@@ -133,7 +320,7 @@ func decoder(r io.Reader, codings []string) (io.Reader, func(), error) {
 			zr, err := newGzipReader(r)
 			if err != nil {
 				closeAll()
-				return nil, nil, fmt.Errorf("gzip: %w", err)
+				return nil, nil, err // gzip's errors name gzip
 			}
 			r = zr
 		case "deflate":
@@ -154,14 +341,15 @@ func decoder(r io.Reader, codings []string) (io.Reader, func(), error) {
 				r = fr
 			}
 		case "br":
-			r = brotli.NewReader(r)
+			r = &brReader{r: brotli.NewReader(r)}
 		case "zstd":
 			// The window is bounded by the RFC 9659 limit, not by the body
 			// limit: the body limit applies to the decoded output in
 			// readBody, as for the other codings. WithDecoderMaxMemory
 			// also caps the window (and a single-segment frame's declared
 			// size, which is its window), so it is set to the same value.
-			zr, err := zstd.NewReader(r,
+			frames := &zstdFrames{r: r}
+			zr, err := zstd.NewReader(frames,
 				zstd.WithDecoderConcurrency(1),
 				zstd.WithDecoderLowmem(true),
 				zstd.WithDecoderMaxWindow(zstdMaxWindow),
@@ -171,7 +359,7 @@ func decoder(r io.Reader, codings []string) (io.Reader, func(), error) {
 				return nil, nil, fmt.Errorf("zstd: %w", err)
 			}
 			closers = append(closers, zr.Close)
-			r = zstdReader{zr}
+			r = &zstdReader{d: zr, frames: frames}
 		}
 	}
 	return r, closeAll, nil
@@ -288,7 +476,8 @@ func readBody(dec io.Reader, wire *wireCounter, compressed bool, sizeHint int64,
 		if err == io.EOF {
 			return bodyResult{body: buf}, nil
 		}
-		if errors.Is(err, errWireLimit) {
+		if errors.Is(err, errWireLimit) || err != nil && wire.limited {
+			// A decoder may report the wire limit as an error of its own.
 			return tooLarge(buf, lim)
 		}
 		if err != nil {

@@ -35,12 +35,25 @@ var (
 	ErrUnsupportedEncoding = errors.New("fetch: unsupported content encoding")
 
 	// ErrHeadersTooLarge reports response headers larger than
-	// Config.MaxHeaderBytes.
+	// Config.MaxHeaderBytes. It is not retried. Over HTTP/2 net/http reports
+	// it only for a header block that came in one frame; a larger block, or
+	// a single field over the limit, ends the connection with a generic
+	// HTTP/2 PROTOCOL_ERROR or COMPRESSION_ERROR, which is reported as it
+	// comes (and retried like other connection failures).
 	ErrHeadersTooLarge = errors.New("fetch: response headers too large")
 
 	// ErrTooManyRedirects reports a redirect chain longer than
 	// Config.MaxRedirects.
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+
+	// ErrBadEncoding reports a body that does not decode as its
+	// Content-Encoding says: not encoded at all ("gzip" over plain text),
+	// corrupt, or cut short by the server (the connection delivered it
+	// without failing). Bytes after a complete gzip, brotli or zstd stream
+	// that do not start another gzip member or zstd frame are not an error:
+	// they are ignored, as browsers ignore them. It is not retried, since
+	// asking again gets the same bytes.
+	ErrBadEncoding = errors.New("fetch: body does not decode as its Content-Encoding says")
 
 	// ErrTimeout reports that a fetch ran out of time: connecting, waiting
 	// for response headers, the per-attempt total (Config.Timeout, shared by

@@ -29,12 +29,18 @@
 //
 // Bodies are decoded as browsers decode them where servers are sloppy: raw
 // DEFLATE is accepted for "deflate", an empty body labelled with a coding
-// is empty, and bytes after the last member of a gzip body that do not
-// start another member are ignored (a gzip body with trailing junk is
-// complete, not an error to retry).
+// is empty, and bytes after a complete stream that do not start another
+// one (a gzip member, a zstd frame) are ignored, after gzip, brotli and
+// zstd alike (a body with trailing junk is complete, not an error to
+// retry). A body that does not decode otherwise (not encoded as labelled,
+// corrupt, cut short by the server) fails with ErrBadEncoding and is not
+// retried, since asking again gets the same bytes. Redirect Location
+// values are resolved as browsers resolve them, including ones Go's
+// url.Parse refuses.
 //
 // Errors match the package's sentinels (ErrBlockedAddress, ErrBodyTooLarge,
-// ErrDecompressionBomb, ErrTooManyRedirects, ErrTimeout, ErrDisallowed,
+// ErrDecompressionBomb, ErrBadEncoding, ErrUnsupportedEncoding,
+// ErrHeadersTooLarge, ErrTooManyRedirects, ErrTimeout, ErrDisallowed,
 // ErrNotModified, ErrHostBlocked, …) with errors.Is.
 package fetch
 
@@ -50,6 +56,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -382,6 +389,7 @@ func New(cfg Config) (*Fetcher, error) {
 	// Redirects are followed by Fetch itself, hop by hop, so that each
 	// target passes Check, the guard and politeness.
 	f.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	f.client.Transport = locationHider{f.client.Transport}
 	f.client.Timeout = 0 // Config.Timeout applies per request through the context
 	f.watch = newWatchdogs(watchTick(&f.cfg))
 	return f, nil
@@ -627,7 +635,7 @@ func bareHost(u *url.URL) string {
 // isPolicyError reports whether err is one of the Fetcher's own limits or
 // refusals rather than a failure of the server or the network.
 func isPolicyError(err error) bool {
-	for _, target := range []error{ErrBodyTooLarge, ErrDecompressionBomb, ErrUnsupportedEncoding,
+	for _, target := range []error{ErrBodyTooLarge, ErrDecompressionBomb, ErrUnsupportedEncoding, ErrBadEncoding,
 		ErrHeadersTooLarge, ErrBlockedAddress, ErrDisallowed, ErrUnsupportedScheme} {
 		if errors.Is(err, target) {
 			return true
@@ -776,6 +784,9 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		}
 	}
 	hresp, err := f.client.Do(hr)
+	if err == nil {
+		unhideLocation(hresp.Header)
+	}
 	headersAt := f.watch.now()
 	remote := rt.headers(headersAt.Sub(start))
 	if err != nil {
@@ -806,7 +817,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			// write Location values for browsers.
 			next, err := urlnorm.Resolve(u, loc)
 			if err != nil {
-				return exchangeResult{err: fmt.Errorf("fetch %s: bad redirect Location %q: %w", u.Redacted(), loc, err)}
+				return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: bad redirect Location %s: %w", u.Redacted(), quoteShort(loc), err)}
 			}
 			if next.Fragment == "" {
 				// RFC 9110 §10.2.2: a Location without a fragment
@@ -842,9 +853,7 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 			body, closeDec, err = wire, func() {}, nil
 		}
 		if err != nil {
-			r := f.classify(parent, ctx, u, fmt.Errorf("decode %s: %w", strings.Join(codings, ","), err))
-			r.status = ex.status
-			return r
+			return f.decodeFailure(parent, ctx, u, hresp, wire, codings, err)
 		}
 	}
 	defer closeDec()
@@ -877,6 +886,9 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDecompressionBomb) || errors.Is(err, ErrUnsupportedEncoding) {
 			return exchangeResult{status: ex.status, err: fmt.Errorf("fetch %s: %w", u.Redacted(), err)}
 		}
+		if len(codings) > 0 {
+			return f.decodeFailure(parent, ctx, u, hresp, wire, codings, err)
+		}
 		r := f.classify(parent, ctx, u, err)
 		r.status = ex.status
 		return r
@@ -887,6 +899,74 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	resp.DeclaredType = declared
 	resp.ContentType, resp.Charset, resp.Sniffed = sniffParsed(declared, cs, ok, resp.Body)
 	return ex
+}
+
+// decodeFailure classifies err, a failure to decode a body encoded with
+// codings. If the connection delivered the body without failing, the body
+// itself is at fault (not encoded as labelled, corrupt, truncated by the
+// server): that is ErrBadEncoding, and asking again would get the same
+// bytes, so it is not retried. A truncated stream in a body delimited by
+// the connection closing is the exception, as the connection may have
+// been cut. Otherwise the transfer failed, and the error is the
+// connection's.
+func (f *Fetcher) decodeFailure(parent, ctx context.Context, u *url.URL, hresp *http.Response, wire *wireCounter, codings []string, err error) exchangeResult {
+	closeDelimited := hresp.ProtoMajor == 1 && hresp.ContentLength < 0 && len(hresp.TransferEncoding) == 0
+	err = fmt.Errorf("decode %s: %w", strings.Join(codings, ","), err)
+	var r exchangeResult
+	if wire.intact() && f.ctxCause(parent, ctx) == nil && !(closeDelimited && errors.Is(err, io.ErrUnexpectedEOF)) {
+		r = exchangeResult{err: fmt.Errorf("fetch %s: %w: %w", u.Redacted(), ErrBadEncoding, err)}
+	} else {
+		r = f.classify(parent, ctx, u, err)
+	}
+	r.status = hresp.StatusCode
+	return r
+}
+
+// hiddenLocation is the key under which locationHider keeps a redirect's
+// Location: not a valid field name, so no server can send it.
+const hiddenLocation = "Fetch hidden Location"
+
+// locationHider keeps the Location of redirect responses away from
+// net/http's Client, which parses it with url.Parse before asking
+// CheckRedirect and fails the request on a value url.Parse refuses (an
+// invalid percent escape, a tab) though browsers follow it, and quotes the
+// whole value, however long, in its error. Fetch resolves Location itself,
+// as browsers do (urlnorm.Resolve), after unhideLocation.
+type locationHider struct{ rt http.RoundTripper }
+
+func (h locationHider) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := h.rt.RoundTrip(r)
+	if err == nil && isRedirect(resp.StatusCode) {
+		if loc, ok := resp.Header["Location"]; ok {
+			resp.Header[hiddenLocation] = loc
+			delete(resp.Header, "Location")
+		}
+	}
+	return resp, err
+}
+
+// CloseIdleConnections closes the wrapped RoundTripper's idle connections.
+func (h locationHider) CloseIdleConnections() {
+	if c, ok := h.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// unhideLocation puts back the Location locationHider kept aside.
+func unhideLocation(h http.Header) {
+	if loc, ok := h[hiddenLocation]; ok {
+		h["Location"] = loc
+		delete(h, hiddenLocation)
+	}
+}
+
+// quoteShort quotes s for an error message, cut to its first 200 bytes.
+func quoteShort(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:max], len(s))
 }
 
 func isRedirect(code int) bool {
@@ -1118,9 +1198,15 @@ func (f *Fetcher) classify(parent, ctx context.Context, u *url.URL, err error) e
 	if errors.Is(err, ErrBlockedAddress) {
 		return wrap(err, false)
 	}
-	// net/http reports oversized headers only as text
-	// ("server response headers exceeded N bytes").
-	if strings.Contains(err.Error(), "response headers exceeded") {
+	// net/http reports oversized headers only as text: "server response
+	// headers exceeded N bytes" over HTTP/1, and over HTTP/2 "response
+	// header list larger than advertised limit" when the header block came
+	// in one frame. A larger block, or a single field over the limit, ends
+	// the HTTP/2 connection with a PROTOCOL_ERROR or COMPRESSION_ERROR
+	// that net/http does not tell apart from other framing errors, so that
+	// one is reported as it comes.
+	if msg := err.Error(); strings.Contains(msg, "response headers exceeded") ||
+		strings.Contains(msg, "response header list larger than advertised limit") {
 		return wrap(fmt.Errorf("%w: over %d bytes", ErrHeadersTooLarge, f.cfg.MaxHeaderBytes), false)
 	}
 	var ne net.Error
