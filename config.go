@@ -104,7 +104,7 @@ type Config struct {
 	// that got an HTTP response, of any status (a 304 Not Modified
 	// included), or one refused once it came (a redirect to a URL the crawl
 	// does not follow, too many redirects, headers or a body over the
-	// limits, an unknown Content-Encoding), which Stats' URLs.Fetched does
+	// limits, an unknown or broken Content-Encoding), which Stats' URLs.Fetched does
 	// not count. Requests that got no response (a host that does not
 	// resolve, a refused connection, a timeout) and URLs robots.txt
 	// disallows do not count. 0 means no limit.

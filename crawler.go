@@ -807,7 +807,8 @@ func gotResponse(err error) bool {
 		return true
 	}
 	for _, answered := range []error{fetch.ErrNotModified, fetch.ErrDisallowed, fetch.ErrTooManyRedirects,
-		fetch.ErrHeadersTooLarge, fetch.ErrBodyTooLarge, fetch.ErrDecompressionBomb, fetch.ErrUnsupportedEncoding} {
+		fetch.ErrHeadersTooLarge, fetch.ErrBodyTooLarge, fetch.ErrDecompressionBomb, fetch.ErrUnsupportedEncoding,
+		fetch.ErrBadEncoding} {
 		if errors.Is(err, answered) {
 			return true
 		}
@@ -1229,7 +1230,7 @@ func isTransient(err error) bool {
 	case errors.Is(err, fetch.ErrBlockedAddress), errors.Is(err, fetch.ErrTooManyRedirects),
 		errors.Is(err, fetch.ErrDecompressionBomb), errors.Is(err, fetch.ErrBodyTooLarge),
 		errors.Is(err, fetch.ErrDisallowed), errors.Is(err, fetch.ErrUnsupportedEncoding),
-		errors.Is(err, fetch.ErrHeadersTooLarge):
+		errors.Is(err, fetch.ErrBadEncoding), errors.Is(err, fetch.ErrHeadersTooLarge):
 		return false
 	}
 	var ue *url.Error
