@@ -102,12 +102,12 @@ type Config struct {
 	MaxDepth int
 	// MaxPages stops the crawl after this many pages were fetched: fetches
 	// that got an HTTP response, of any status (a 304 Not Modified
-	// included), or one refused once it came (a redirect to a URL the crawl
-	// does not follow, too many redirects, headers or a body over the
-	// limits, an unknown or broken Content-Encoding), which Stats' URLs.Fetched does
-	// not count. Requests that got no response (a host that does not
-	// resolve, a refused connection, a timeout) and URLs robots.txt
-	// disallows do not count. 0 means no limit.
+	// included), or one refused once it came (a redirect to a URL the
+	// crawl does not follow, too many redirects, headers or a body over
+	// the limits, an unknown or broken Content-Encoding), which Stats'
+	// URLs.Fetched does not count. Requests that got no response (a host
+	// that does not resolve, a refused connection, a timeout) and URLs
+	// robots.txt disallows do not count. 0 means no limit.
 	MaxPages int
 	// Workers is the number of pages fetched at once (default 16). The
 	// frontier leases a host's URLs to at most MaxConnsPerHost workers at
