@@ -241,7 +241,9 @@ type Config struct {
 	// Prioritizer and Recrawl, like RetryBackoff and MaxAttempts,
 	// configure the Crawler's own frontier: with Queue set they are not
 	// used; give them to the queue (the Prioritizer and Schedule of
-	// postgres.QueueOptions or redis.QueueOptions).
+	// postgres.QueueOptions or redis.QueueOptions). New refuses Recrawl
+	// with a Queue, since a crawl that silently never recrawls is hard to
+	// notice.
 	Recrawl frontier.Schedule
 	// Trap configures spider-trap detection. The Crawler judges each URL
 	// once (its seen set answers the rest) and reports each page's content
@@ -305,6 +307,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if len(c.Seeds) == 0 {
 		return c, fmt.Errorf("%w: no Seeds", ErrConfig)
+	}
+	if c.Queue != nil && c.Recrawl != nil {
+		return c, fmt.Errorf("%w: Recrawl schedules the Crawler's own frontier and is not used with a Queue; give the queue its recrawl schedule (postgres.QueueOptions.Schedule, redis.QueueOptions.Schedule)", ErrConfig)
 	}
 	if c.Scope < ScopeSameHost || c.Scope > ScopeAny {
 		return c, fmt.Errorf("%w: unknown Scope %d", ErrConfig, int(c.Scope))

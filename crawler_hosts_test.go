@@ -17,6 +17,7 @@ import (
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/frontier"
 )
 
 // hostsSite serves several virtual hosts (told apart by the Host header)
@@ -287,6 +288,15 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 		"negative grace":        func(c *crawlkit.Config) { c.ShutdownGrace = -time.Second },
 		"unknown delay policy":  func(c *crawlkit.Config) { c.CrawlDelayPolicy = crawlkit.CrawlDelayPolicy(7) },
 		"negative max attempts": func(c *crawlkit.Config) { c.MaxAttempts = -1 },
+		// A recrawl schedule the Crawler would not use: a Queue has its own.
+		"recrawl with a queue": func(c *crawlkit.Config) {
+			f, err := frontier.New(frontier.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Queue = f
+			c.Recrawl = frontier.FixedInterval(time.Hour)
+		},
 	} {
 		cfg := base()
 		mutate(&cfg)
