@@ -151,7 +151,8 @@ type Crawler struct {
 	dupURLs map[uint64]string
 
 	blockedMu    sync.Mutex
-	blockedHosts map[string]bool
+	blockedHosts map[string]bool // the first maxActivity blocked hosts, for the dashboard
+	blockedSeen  *bloom.Set      // every blocked host, counted once
 
 	// pending holds admitted URLs the frontier refused (see enqueue).
 	pendingMu   sync.Mutex
@@ -193,6 +194,7 @@ func New(cfg Config) (*Crawler, error) {
 		wake:         make(chan struct{}, 1),
 		dupURLs:      map[uint64]string{},
 		blockedHosts: map[string]bool{},
+		blockedSeen:  newHostSet(),
 	}, nil
 }
 
@@ -1174,13 +1176,23 @@ func (cr *Crawler) checkRobots(ctx context.Context, l *frontier.Lease) (o fronti
 	return frontier.Outcome{}, false
 }
 
+// markBlocked counts host as blocked by robots.txt, once. The hosts are
+// counted in a Bloom filter; the first maxActivity of them are kept by
+// name for the dashboard, so that a crawl of many blocked hosts does not
+// grow the Crawler's memory by one map entry each.
 func (cr *Crawler) markBlocked(host string) {
 	cr.blockedMu.Lock()
-	if !cr.blockedHosts[host] {
-		cr.blockedHosts[host] = true
-		cr.stats.hostsBlocked.Add(1)
+	defer cr.blockedMu.Unlock()
+	if cr.blockedHosts[host] {
+		return
 	}
-	cr.blockedMu.Unlock()
+	if seen, _ := cr.blockedSeen.TestAndAdd(host); seen {
+		return
+	}
+	cr.stats.hostsBlocked.Add(1)
+	if len(cr.blockedHosts) < maxActivity {
+		cr.blockedHosts[host] = true
+	}
 }
 
 // fetchError maps a fetch error to an outcome.

@@ -3,9 +3,12 @@ package crawlkit
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/crawlkit/crawlkit/bloom"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -77,6 +80,10 @@ type Throughput struct {
 
 // HostStats counts hosts.
 type HostStats struct {
+	// Discovered counts distinct hosts of URLs accepted into the crawl.
+	// It is counted in a Bloom filter (bloom.Set, false-positive rate
+	// 10⁻⁵), not a map, so that the Crawler's memory does not grow by a
+	// map entry per host: it may undercount by that rate.
 	Discovered int64 `json:"discovered"`
 	// Active hosts have a page being fetched now.
 	Active int64 `json:"active"`
@@ -101,13 +108,25 @@ type counters struct {
 	// Failure categories for the dashboard.
 	errNetwork, errTimeout, err4xx, err5xx atomic.Int64
 
+	hostsSeen       *bloom.Set // hosts counted in discoveredHosts
+	discoveredHosts atomic.Int64
+
 	mu       sync.Mutex
-	hosts    map[string]int // host -> pages being fetched now
+	busy     map[string]int // host -> pages being fetched now, hosts with one or more only
 	activity map[string]*hostActivity
-	active   int
 	samples  []sample // fetched counts, one a second, for Current
 	peak     float64
 }
+
+// Bounds of the per-host accounting, so that the Crawler's memory does not
+// grow with the number of hosts a crawl meets: activity keeps the
+// maxActivity hosts fetched last (between maxActivity and twice that),
+// which is what the dashboard's most-active-hosts table shows.
+const (
+	maxActivity        = 4096
+	hostsExpected      = 1 << 16
+	hostsFalsePositive = 1e-5
+)
 
 type sample struct {
 	at      time.Time
@@ -130,7 +149,17 @@ type hostActivity struct {
 const recentSpan = time.Minute
 
 func newCounters() *counters {
-	return &counters{hosts: map[string]int{}, activity: map[string]*hostActivity{}}
+	return &counters{hostsSeen: newHostSet(), busy: map[string]int{}, activity: map[string]*hostActivity{}}
+}
+
+// newHostSet returns an empty set of host names for counting distinct
+// hosts; it grows past hostsExpected and keeps its false-positive rate.
+func newHostSet() *bloom.Set {
+	s, err := bloom.New(bloom.Options{Expected: hostsExpected, FalsePositiveRate: hostsFalsePositive})
+	if err != nil {
+		panic(err) // constant, valid options
+	}
+	return s
 }
 
 // hostFetched records a fetch from host that ended at now.
@@ -138,6 +167,9 @@ func (c *counters) hostFetched(host string, failed bool, now time.Time) {
 	c.mu.Lock()
 	a := c.activity[host]
 	if a == nil {
+		if len(c.activity) >= 2*maxActivity {
+			c.trimActivity()
+		}
 		a = &hostActivity{recentSince: now}
 		c.activity[host] = a
 	}
@@ -153,25 +185,38 @@ func (c *counters) hostFetched(host string, failed bool, now time.Time) {
 	c.mu.Unlock()
 }
 
-// hostSeen records a discovered host and reports whether it was new.
-func (c *counters) hostSeen(host string) {
-	c.mu.Lock()
-	if _, ok := c.hosts[host]; !ok {
-		c.hosts[host] = 0
+// trimActivity keeps the maxActivity hosts fetched last. c.mu held.
+func (c *counters) trimActivity() {
+	lasts := make([]time.Time, 0, len(c.activity))
+	for _, a := range c.activity {
+		lasts = append(lasts, a.last)
 	}
-	c.mu.Unlock()
+	slices.SortFunc(lasts, func(a, b time.Time) int { return b.Compare(a) })
+	cut := lasts[maxActivity-1]
+	for host, a := range c.activity {
+		if a.last.Before(cut) {
+			delete(c.activity, host)
+		}
+	}
+}
+
+// hostSeen records a discovered host.
+func (c *counters) hostSeen(host string) {
+	if seen, _ := c.hostsSeen.TestAndAdd(host); !seen {
+		c.discoveredHosts.Add(1)
+	}
 }
 
 // hostBusy marks one more (delta 1) or one fewer (-1) fetch on host.
 func (c *counters) hostBusy(host string, delta int) {
+	if delta > 0 {
+		c.hostSeen(host)
+	}
 	c.mu.Lock()
-	before := c.hosts[host]
-	c.hosts[host] = before + delta
-	switch {
-	case before == 0 && delta > 0:
-		c.active++
-	case before+delta == 0 && delta < 0:
-		c.active--
+	if n := c.busy[host] + delta; n > 0 {
+		c.busy[host] = n
+	} else {
+		delete(c.busy, host)
 	}
 	c.mu.Unlock()
 }
@@ -206,7 +251,7 @@ func (c *counters) currentLocked() float64 {
 func (c *counters) snapshot(started, now time.Time, queued int64, workers int) Stats {
 	c.mu.Lock()
 	current, peak := c.currentLocked(), c.peak
-	hosts, active := int64(len(c.hosts)), int64(c.active)
+	hosts, active := c.discoveredHosts.Load(), int64(len(c.busy))
 	c.mu.Unlock()
 	fetched := c.fetched.Load()
 	elapsed := now.Sub(started)
