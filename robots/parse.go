@@ -222,11 +222,12 @@ func (b *builder) addRule(r Rule) {
 
 // crawlDelay handles a Crawl-delay line: it applies to the agents of the
 // group that have no delay yet, or, if there are none, again to the agents
-// of the previous Crawl-delay line (the larger value wins). An unreadable or
-// negative value is skipped without affecting the rest of the file; one too
-// large for a float64 counts as the largest float64.
+// of the previous Crawl-delay line (the larger value wins). The value is a
+// decimal number of seconds, optionally with a fraction and an exponent. An
+// unreadable or negative value is skipped without affecting the rest of the
+// file; one too large for a float64 counts as the largest float64.
 func (b *builder) crawlDelay(value string) {
-	if !b.inGroup {
+	if !b.inGroup || !isDecimal(value) {
 		return
 	}
 	v, err := strconv.ParseFloat(value, 64)
@@ -249,6 +250,21 @@ func (b *builder) crawlDelay(value string) {
 	if n := len(g.delays); n > 0 && v > g.delays[n-1].seconds {
 		g.delays[n-1].seconds = v
 	}
+}
+
+// isDecimal reports whether s is made only of the octets of a decimal
+// number ("12", "0.5", "1e3", "-1"). strconv.ParseFloat, which then reads
+// it, also accepts Go literal syntax: underscores between digits ("1_0" is
+// 10), hexadecimal mantissas ("0x1p4" is 16), "Inf" and "NaN".
+func isDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // trimWS trims the white space RFC 9309's ABNF allows around keys and

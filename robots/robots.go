@@ -26,6 +26,13 @@
 //
 // Rules are compiled into a radix tree keyed on each pattern's literal prefix,
 // so a lookup walks the URL once instead of trying every pattern in turn.
+// Rules with a "*" whose prefix matches are then tried one by one, unless a
+// bigram filter rules them out; each try is linear in the URL's length (no
+// backtracking). On a long URL the filter rejects little, so the worst case
+// of one lookup is the number of wildcard rules times the URL's length: for
+// 25,000 wildcard rules (a 500 KiB file) none of which matches, some 30 ms
+// on a 4 KiB path and 0.5 to 1 s on a 100 KiB one. A crawler that matches
+// very long URLs against untrusted files should bound URL length.
 //
 // # Relation to github.com/temoto/robotstxt
 //

@@ -49,8 +49,9 @@ func (d *doc) run(r io.Reader) error {
 			return d.fail(fmt.Errorf("%w: gzip: %w", ErrMalformed, err))
 		}
 		defer gz.Close()
+		gz.Multistream(false)
 		d.info.Compressed = true
-		body = gz
+		body = &gzipMembers{br: br, gz: gz}
 	}
 	dec := &limitReader{r: body, remaining: d.lim.MaxBytes, limit: d.lim.MaxBytes}
 	defer func() { d.info.Bytes = dec.read }()
@@ -58,11 +59,11 @@ func (d *doc) run(r io.Reader) error {
 	bufSize := max(32<<10, d.lim.MaxURLLength+1024)
 	in := bufio.NewReaderSize(dec, bufSize)
 
-	first, utf16, err := sniff(in)
+	first, bom, err := sniff(in)
 	if err != nil {
 		return d.fail(err)
 	}
-	if utf16 {
+	if bom == bomUTF16 {
 		// The rest of the parser works on UTF-8; UseBOM consumes the BOM and
 		// picks the byte order from it.
 		t := unicode.UTF16(unicode.BigEndian, unicode.UseBOM).NewDecoder()
@@ -72,7 +73,15 @@ func (d *doc) run(r io.Reader) error {
 		}
 	}
 	if first == '<' {
-		err = d.parseXML(in, utf16)
+		err = d.parseXML(in, bom != bomNone)
+		if err == nil && d.info.Compressed {
+			// The document ended at its root element, but the gzip
+			// length and CRC-32 that follow still say whether the stream
+			// is complete and intact: read them.
+			if _, err = io.Copy(io.Discard, dec); err != nil && !errors.Is(err, ErrTooLarge) {
+				err = fmt.Errorf("%w: gzip stream after the root element: %w", ErrMalformed, err)
+			}
+		}
 	} else {
 		d.info.Format = FormatText
 		err = d.parseText(in)
@@ -99,32 +108,78 @@ func (d *doc) fail(err error) error {
 	return fmt.Errorf("%w: %w", ErrMalformed, err)
 }
 
+// byteOrderMark is the byte-order mark a document starts with.
+type byteOrderMark uint8
+
+const (
+	bomNone byteOrderMark = iota
+	bomUTF8
+	bomUTF16
+)
+
 // sniff skips a UTF-8 byte-order mark and leading white space, and returns
-// the first significant byte without consuming it. utf16 reports a UTF-16
-// byte-order mark, which is left in place for the decoder.
-func sniff(in *bufio.Reader) (first byte, utf16 bool, err error) {
+// the first significant byte without consuming it. A UTF-16 byte-order mark
+// is left in place for the decoder.
+func sniff(in *bufio.Reader) (first byte, bom byteOrderMark, err error) {
 	if b, _ := in.Peek(3); len(b) >= 2 {
 		switch {
 		case len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF:
 			in.Discard(3)
+			bom = bomUTF8
 		case (b[0] == 0xFE && b[1] == 0xFF) || (b[0] == 0xFF && b[1] == 0xFE):
-			return 0, true, nil
+			return 0, bomUTF16, nil
 		}
 	}
 	for {
 		c, err := in.ReadByte()
 		if err == io.EOF {
-			return 0, false, fmt.Errorf("%w: empty document", ErrUnknownFormat)
+			return 0, bom, fmt.Errorf("%w: empty document", ErrUnknownFormat)
 		}
 		if err != nil {
-			return 0, false, err
+			return 0, bom, err
 		}
 		switch c {
 		case ' ', '\t', '\r', '\n':
 			continue
 		}
 		in.UnreadByte()
-		return c, false, nil
+		return c, bom, nil
+	}
+}
+
+// gzipMembers reads the members of a gzip stream one after another, each
+// checked against its CRC-32 and length. Bytes after the last complete
+// member that do not start another member are ignored, as gzip(1) does: some
+// servers pad responses with zeros or append junk. A member cut short, or a
+// corrupt one, is an error.
+type gzipMembers struct {
+	br *bufio.Reader
+	gz *gzip.Reader // with Multistream(false)
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := g.gz.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		magic, perr := g.br.Peek(2)
+		if len(magic) < 2 {
+			if perr != nil && perr != io.EOF {
+				return n, perr // a read error or the byte limit, not the end
+			}
+			return n, io.EOF
+		}
+		if magic[0] != 0x1f || magic[1] != 0x8b {
+			return n, io.EOF // trailing bytes, not a gzip member
+		}
+		if err := g.gz.Reset(g.br); err != nil {
+			return n, err
+		}
+		g.gz.Multistream(false)
+		if n > 0 {
+			return n, nil
+		}
 	}
 }
 

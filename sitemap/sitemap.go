@@ -10,6 +10,15 @@
 // XML by its root element, anything else as text), because servers often
 // label sitemaps with the wrong Content-Type or file name.
 //
+// A gzip stream is read to the end of its last member, even past the XML
+// root element, so that a truncated or corrupt stream (length or CRC-32
+// mismatch) is reported as ErrMalformed; bytes after the last member that
+// do not start another member are ignored, as gzip(1) does. An XML
+// document's encoding is taken from its byte-order mark when it has one
+// (XML 1.0 Appendix F), even if its encoding declaration names another:
+// the declaration is then ignored, as libxml2 does; otherwise from the
+// declaration, and UTF-8 by default.
+//
 // The sitemaps.org "Sitemap file location" rule is enforced: a sitemap may
 // only list URLs with its own scheme, host and port whose path lies under the
 // sitemap's directory, and a sitemap index may only list sitemaps on its own
@@ -57,7 +66,8 @@ var (
 	// ErrMalformed reports a document that is not well-formed (broken XML,
 	// entity references that are not the five predefined ones, nesting beyond
 	// the limit, an XML token such as a start tag with its attributes longer
-	// than 1 MiB). The error also wraps the underlying parser error.
+	// than 1 MiB, a gzip stream that is truncated or fails its checksum).
+	// The error also wraps the underlying parser error.
 	ErrMalformed = errors.New("sitemap: malformed document")
 	// ErrTooLarge reports a document whose decompressed size exceeds
 	// Parser.MaxBytes. Entries before the cap have been delivered.

@@ -74,7 +74,14 @@ type xmlBase struct {
 // Parser.MaxBytes when that is smaller. See tokenReader.
 const maxXMLToken = 1 << 20
 
-func (d *doc) parseXML(r *bufio.Reader, transcoded bool) error {
+// bom reports that the document started with a byte-order mark. A BOM names
+// the encoding unambiguously (XML 1.0 Appendix F), so it wins over an
+// encoding declaration that contradicts it: the declaration is then
+// ignored, as libxml2 does, rather than decoding the document a second time
+// in the declared encoding. (XML 1.0 §4.3.3 makes such a contradiction a
+// fatal error; the contradiction is a common generator bug, and the BOM is
+// what the bytes actually are.)
+func (d *doc) parseXML(r *bufio.Reader, bom bool) error {
 	tr := &tokenReader{r: r, limit: min(maxXMLToken, d.lim.MaxBytes)}
 	dec := xml.NewDecoder(tr)
 	// Strict mode rejects unbalanced tags and any entity reference other
@@ -84,8 +91,10 @@ func (d *doc) parseXML(r *bufio.Reader, transcoded bool) error {
 	// not interpreted by encoding/xml at all.
 	dec.Strict = true
 	dec.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
-		if transcoded {
-			return in, nil // already UTF-8, decoded from a UTF-16 BOM
+		if bom {
+			// UTF-8 by its BOM, or already transcoded to UTF-8 from
+			// UTF-16 by its BOM.
+			return in, nil
 		}
 		return charset.NewReaderLabel(label, in)
 	}
