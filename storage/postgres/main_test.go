@@ -2,29 +2,20 @@ package postgres
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/crawlkit/storage/internal/storetest"
 )
 
-// TestMain leaves the runnable examples out when no server answers and
-// CI=true is not set: the tests skip themselves with a message then, but an
-// Example cannot, and would fail the package on a machine without
-// PostgreSQL. Under CI=true everything runs, and fails without the server.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if run := flag.Lookup("test.run"); os.Getenv("CI") != "true" && run != nil && run.Value.String() == "" {
+	storetest.RunWithServer(m, "PostgreSQL", testURL(), "CRAWLKIT_POSTGRES_URL", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		db, err := Open(ctx, testURL(), Options{Schema: "crawlkit_probe", MaxConns: 1})
-		cancel()
-		if err != nil {
-			fmt.Printf("PostgreSQL at %s unavailable (%v): skipping the runnable examples (set CRAWLKIT_POSTGRES_URL)\n", testURL(), err)
-			flag.Set("test.run", "^(Test|Fuzz)")
-		} else {
+		if err == nil {
 			db.Close()
 		}
-	}
-	os.Exit(m.Run())
+		return err
+	})
 }

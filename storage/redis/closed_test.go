@@ -2,15 +2,13 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"testing"
 
-	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/storage/internal/storetest"
 )
 
 // TestQueueClosedError checks that a closed Queue's error is both this
-// package's ErrClosed, as DB.Close documents, and frontier.ErrClosed, as
-// the Queue interface expects.
+// package's ErrClosed and frontier.ErrClosed.
 func TestQueueClosedError(t *testing.T) {
 	db := openTestDB(t)
 	q, err := db.Queue(QueueOptions{})
@@ -19,10 +17,5 @@ func TestQueueClosedError(t *testing.T) {
 	}
 	q.Close()
 	_, err = q.Next(context.Background())
-	if !errors.Is(err, ErrClosed) || !errors.Is(err, frontier.ErrClosed) {
-		t.Fatalf("Next after Close: %v; want ErrClosed matching frontier.ErrClosed", err)
-	}
-	if errors.Is(ErrUnavailable, ErrClosed) || errors.Is(frontier.ErrInvalidEntry, ErrClosed) {
-		t.Fatal("ErrClosed matches unrelated errors")
-	}
+	storetest.ClosedError(t, err, ErrClosed, ErrUnavailable)
 }
