@@ -132,15 +132,17 @@ func (s *hostileServer) hang(c net.Conn) {
 	<-s.done
 }
 
-// hostileConfig is a Fetcher configuration with small limits and short
-// timeouts.
+// hostileConfig is a Fetcher configuration with small limits. Its
+// timeouts are generous, seconds, so that a loaded machine never turns a
+// case that expects another outcome into a timeout; the cases that expect
+// a timeout shorten them with quickTimeouts.
 func hostileConfig(c *Config) {
-	c.ConnectTimeout = time.Second
-	c.TLSTimeout = 100 * time.Millisecond
-	c.HeaderTimeout = 100 * time.Millisecond
-	c.Timeout = 2 * time.Second
+	c.ConnectTimeout = 2 * time.Second
+	c.TLSTimeout = 2 * time.Second
+	c.HeaderTimeout = 2 * time.Second
+	c.Timeout = 10 * time.Second
 	c.MinTransferRate = 64 << 10
-	c.TransferRateWindow = 50 * time.Millisecond
+	c.TransferRateWindow = time.Second
 	c.MaxBodyBytes = 64 << 10
 	c.MaxHeaderBytes = 4 << 10
 	c.MaxExpansion = 50
@@ -148,6 +150,16 @@ func hostileConfig(c *Config) {
 	c.MaxRetries = 2
 	c.RetryBackoff = time.Millisecond
 	c.MaxRetryBackoff = time.Millisecond
+}
+
+// quickTimeouts shortens the timeouts a hostile server that never finishes
+// runs into, for the cases that expect ErrTimeout: such a server never
+// answers in time, however loaded the machine.
+func quickTimeouts(c *Config) {
+	c.TLSTimeout = 100 * time.Millisecond
+	c.HeaderTimeout = 100 * time.Millisecond
+	c.Timeout = 2 * time.Second
+	c.TransferRateWindow = 50 * time.Millisecond
 }
 
 func newHostileFetcher(t *testing.T, s *hostileServer, mod func(*Config)) *Fetcher {
@@ -241,7 +253,7 @@ func TestHostileSlowlorisHeaders(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\n")
 		s.writeForever(c, []byte("X"), 5*time.Millisecond)
 	})
-	f := newHostileFetcher(t, s, func(c *Config) { c.MaxRetries = -1 })
+	f := newHostileFetcher(t, s, func(c *Config) { quickTimeouts(c); c.MaxRetries = -1 })
 	_, err := fetchWithin(t, f, "http://h.test/", 10*time.Second)
 	wantErr(t, err, ErrTimeout)
 }
@@ -316,6 +328,7 @@ func TestHostileH2SlowHeaders(t *testing.T) {
 	defer close(stop)
 	f := newTestFetcher(t, nil, func(c *Config) {
 		hostileConfig(c)
+		quickTimeouts(c)
 		c.Client = srv.Client()
 		c.MaxRetries = -1
 	})
@@ -331,7 +344,7 @@ func TestHostileContentLengthLongerThanBody(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nonly a little")
 		s.hang(c)
 	})
-	f := newHostileFetcher(t, s, func(c *Config) { c.MaxRetries = -1 })
+	f := newHostileFetcher(t, s, func(c *Config) { quickTimeouts(c); c.MaxRetries = -1 })
 	_, err := fetchWithin(t, f, "http://h.test/", 10*time.Second)
 	wantErr(t, err, ErrTimeout)
 }
@@ -384,7 +397,7 @@ func TestHostileSlowDripBody(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
 		s.writeForever(c, []byte("d"), 2*time.Millisecond)
 	})
-	f := newHostileFetcher(t, s, func(c *Config) { c.MaxRetries = -1 })
+	f := newHostileFetcher(t, s, func(c *Config) { quickTimeouts(c); c.MaxRetries = -1 })
 	_, err := fetchWithin(t, f, "http://h.test/", 10*time.Second)
 	wantErr(t, err, ErrTimeout)
 }
@@ -786,7 +799,7 @@ func TestHostileRedirectUnparsableByGo(t *testing.T) {
 
 func TestHostileSilentServer(t *testing.T) {
 	s := newHostileServer(t, func(s *hostileServer, c net.Conn) { s.hang(c) })
-	f := newHostileFetcher(t, s, func(c *Config) { c.MaxRetries = -1 })
+	f := newHostileFetcher(t, s, func(c *Config) { quickTimeouts(c); c.MaxRetries = -1 })
 	_, err := fetchWithin(t, f, "http://h.test/", 10*time.Second)
 	wantErr(t, err, ErrTimeout)
 }
@@ -820,6 +833,7 @@ func TestHostileConnectionReset(t *testing.T) {
 func TestHostileTLSHandshakeNeverCompletes(t *testing.T) {
 	s := newHostileServer(t, func(s *hostileServer, c net.Conn) { s.hang(c) })
 	f := newHostileFetcher(t, s, func(c *Config) {
+		quickTimeouts(c)
 		c.MaxRetries = -1
 		c.HeaderTimeout = 10 * time.Second
 		c.Timeout = 10 * time.Second
