@@ -805,13 +805,18 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 // answer the fetcher refused once it came (without that, a site whose every
 // link redirects out of scope would never use the budget up).
 func gotResponse(err error) bool {
-	if err == nil {
-		return true
-	}
-	for _, answered := range []error{fetch.ErrNotModified, fetch.ErrDisallowed, fetch.ErrTooManyRedirects,
-		fetch.ErrHeadersTooLarge, fetch.ErrBodyTooLarge, fetch.ErrDecompressionBomb, fetch.ErrUnsupportedEncoding,
-		fetch.ErrBadEncoding} {
-		if errors.Is(err, answered) {
+	return err == nil || errors.Is(err, fetch.ErrNotModified) || refusedAnswer(err)
+}
+
+// refusedAnswers are the fetcher's refusals of an answer it got: limits
+// and checks applied to the response, which asking again would meet again.
+var refusedAnswers = []error{fetch.ErrDisallowed, fetch.ErrTooManyRedirects, fetch.ErrHeadersTooLarge,
+	fetch.ErrBodyTooLarge, fetch.ErrDecompressionBomb, fetch.ErrUnsupportedEncoding, fetch.ErrBadEncoding}
+
+// refusedAnswer reports whether err is one of refusedAnswers.
+func refusedAnswer(err error) bool {
+	for _, r := range refusedAnswers {
+		if errors.Is(err, r) {
 			return true
 		}
 	}
@@ -1238,11 +1243,7 @@ func (cr *Crawler) fetchError(l *frontier.Lease, err error) frontier.Outcome {
 
 // isTransient reports network errors worth another attempt later.
 func isTransient(err error) bool {
-	switch {
-	case errors.Is(err, fetch.ErrBlockedAddress), errors.Is(err, fetch.ErrTooManyRedirects),
-		errors.Is(err, fetch.ErrDecompressionBomb), errors.Is(err, fetch.ErrBodyTooLarge),
-		errors.Is(err, fetch.ErrDisallowed), errors.Is(err, fetch.ErrUnsupportedEncoding),
-		errors.Is(err, fetch.ErrBadEncoding), errors.Is(err, fetch.ErrHeadersTooLarge):
+	if errors.Is(err, fetch.ErrBlockedAddress) || refusedAnswer(err) {
 		return false
 	}
 	var ue *url.Error

@@ -29,19 +29,23 @@ var (
 	probeErr  error
 )
 
+// probeServer connects to the test server and reports the error, if any;
+// requireServer (once) and TestMain share it.
+func probeServer() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	db, err := Open(ctx, testURL(), Options{Schema: "crawlkit_probe", MaxConns: 1})
+	if err == nil {
+		err = db.DropSchema(ctx)
+	}
+	return err
+}
+
 // requireServer skips the test when no server answers, or fails it when
 // CI=true: CI must not pass by skipping.
 func requireServer(t testing.TB) {
 	t.Helper()
-	probeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		db, err := Open(ctx, testURL(), Options{Schema: "crawlkit_probe", MaxConns: 1})
-		if err == nil {
-			err = db.DropSchema(ctx)
-		}
-		probeErr = err
-	})
+	probeOnce.Do(func() { probeErr = probeServer() })
 	if probeErr != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("PostgreSQL at %s: %v (CI=true: not skipping)", testURL(), probeErr)

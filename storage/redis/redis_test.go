@@ -30,19 +30,23 @@ var (
 	probeErr  error
 )
 
+// probeServer connects to the test server and reports the error, if any;
+// requireServer (once) and TestMain share it.
+func probeServer() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	db, err := Open(ctx, Options{Addr: testAddr(), PoolSize: 1})
+	if err == nil {
+		db.Close()
+	}
+	return err
+}
+
 // requireServer skips the test when no server answers, or fails it when
 // CI=true: CI must not pass by skipping.
 func requireServer(t testing.TB) {
 	t.Helper()
-	probeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		db, err := Open(ctx, Options{Addr: testAddr(), PoolSize: 1})
-		if err == nil {
-			db.Close()
-		}
-		probeErr = err
-	})
+	probeOnce.Do(func() { probeErr = probeServer() })
 	if probeErr != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Redis at %s: %v (CI=true: not skipping)", testAddr(), probeErr)
