@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -85,8 +86,8 @@ func ClosingEndsWait(t testing.TB, q interface {
 	}()
 	WaitUntil(t, "the waiting Next sleeps and the listener listens", listeningAndWaiting(gate, 1))
 	closeBackend()
-	if err := <-done; err != frontier.ErrClosed {
-		t.Fatalf("Next after the backend's Close: %v, want frontier.ErrClosed", err)
+	if err := <-done; !errors.Is(err, frontier.ErrClosed) {
+		t.Fatalf("Next after the backend's Close: %v, want an error matching frontier.ErrClosed", err)
 	}
 	if err := q.Close(); err != nil { // returns once the listener has
 		t.Fatal(err)
