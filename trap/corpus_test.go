@@ -29,7 +29,8 @@ type crawlResult struct {
 // simulate crawls web breadth-first from seeds the way the assembly uses a
 // Detector: every discovered link is judged (with its source and depth)
 // before it is queued, every fetched page's fingerprint is reported through
-// Observe, and the links of a page that Observe rejects are dropped.
+// ObservePage with its links, and the links of a page that ObservePage
+// rejects are dropped.
 func simulate(t *testing.T, d *Detector, web webFunc, seeds []string, maxFetches int) crawlResult {
 	t.Helper()
 	type item struct {
@@ -54,7 +55,7 @@ func simulate(t *testing.T, d *Detector, web webFunc, seeds []string, maxFetches
 		fetches++
 		host := hostOf(it.url)
 		res.fetched[host] = append(res.fetched[host], it.url)
-		if v := d.Observe(it.url, p.fp); v.Rejected() {
+		if v := d.ObservePage(Page{URL: it.url, Fingerprint: p.fp, Links: p.links}); v.Rejected() {
 			res.rejected[v.Rule]++
 			continue
 		}
@@ -124,7 +125,8 @@ func trapWeb() (webFunc, []string, map[string]string) {
 		"search.example":    "growing parameter (refinements)",
 		"farm.example":      "subdomain farm (u{n})",
 		"hexfarm.example":   "subdomain farm ({id})",
-		"soft404.example":   "soft-404 content repetition",
+		"soft404.example":   "soft-404 maze (identical content)",
+		"echo404.example":   "soft-404 (echoes the URL, same links)",
 		"mirror.example":    "content repetition (whole host)",
 		"counter.example":   "content repetition (endless pagination)",
 	}
@@ -166,6 +168,8 @@ func trapWeb() (webFunc, []string, map[string]string) {
 				return page{links: []string{"http://" + token(8, hexDigits) + ".hexfarm.example/"}, fp: fpOf(u)}, true
 			case "soft404.example":
 				return home(host, "/missing/"+token(6, "abcdefghij")), true
+			case "echo404.example":
+				return home(host, "/page/1"), true
 			case "mirror.example":
 				return home(host, "/"+token(5, "abcdefghij")), true
 			case "counter.example":
@@ -258,10 +262,26 @@ func trapWeb() (webFunc, []string, map[string]string) {
 		case "search.example":
 			return page{links: []string{u + "+" + token(5, "abcdefghij"), u + "+" + token(5, "klmnopqrst")}, fp: fpOf(u)}, true
 		case "soft404.example":
+			// A maze: the same "not found" text, with links to
+			// suggestions that are new URLs every time.
 			return page{links: []string{
 				base + "/missing/" + token(6, "abcdefghij"),
 				base + "/missing/" + token(6, "abcdefghij"),
-			}, fp: soft404 ^ 1<<uint(r.IntN(3))}, true
+			}, fp: soft404}, true
+		case "echo404.example":
+			if n, err := strconv.Atoi(strings.TrimPrefix(path, "/page/")); err == nil {
+				// A chain of real pages, each with a broken link.
+				return page{links: []string{
+					fmt.Sprintf("%s/page/%d", base, n+1),
+					base + "/missing/" + token(6, "abcdefghij"),
+				}, fp: fpOf(u)}, n < 40
+			}
+			// Not found pages that echo the URL, so their text
+			// differs in a bit or two, but share the template's links
+			// (relative ones resolve into the page's directory).
+			dir := u[:strings.LastIndexByte(u, '/')+1]
+			return page{links: []string{base + "/", dir + "help", base + "/missing/?lang=de"},
+				fp: soft404 ^ 1<<uint(r.IntN(3))}, true
 		case "mirror.example":
 			return page{links: []string{
 				base + "/" + token(4, "abcdefghij") + "/" + token(5, "abcdefghij"),
@@ -300,8 +320,8 @@ func TestTrapCorpora(t *testing.T) {
 		}
 		n := 0
 		for _, u := range urls {
-			if u != "http://"+key+"/" {
-				n++
+			if u != "http://"+key+"/" && !strings.HasPrefix(pathOf(u), "/page/") {
+				n++ // echo404.example's /page/ are its real pages
 			}
 		}
 		perTrap[key] += n
@@ -319,6 +339,15 @@ func TestTrapCorpora(t *testing.T) {
 		}
 	}
 	t.Logf("rejections by rule: %v", res.rejected)
+	real := 0
+	for _, u := range res.fetched["echo404.example"] {
+		if strings.HasPrefix(pathOf(u), "/page/") {
+			real++
+		}
+	}
+	if real != 39 {
+		t.Errorf("echo404.example: fetched %d of its 39 real pages: the soft 404 stopped the host", real)
+	}
 }
 
 func timeParse(s string) (time.Time, error) { return time.Parse("2006-01-02", s) }

@@ -374,10 +374,10 @@ func dateRange(s *dateScan, sp span, skip uint8) Verdict {
 		}
 		t := s.dates[i]
 		if sp.after(t) {
-			return reject(RuleCalendar, "date "+t.String()+" is more than "+itoa(sp.ahead)+" years after "+date{sp.y, sp.m, 0}.String())
+			return reject(RuleCalendar, "YearsAhead", "date "+t.String()+" is more than "+itoa(sp.ahead)+" years after "+date{sp.y, sp.m, 0}.String())
 		}
 		if s.page[i] && sp.before(t) {
-			return reject(RuleCalendar, "date "+t.String()+" is more than "+itoa(sp.behind)+" years before "+date{sp.y, sp.m, 0}.String())
+			return reject(RuleCalendar, "YearsBehind", "date "+t.String()+" is more than "+itoa(sp.behind)+" years before "+date{sp.y, sp.m, 0}.String())
 		}
 	}
 	return Verdict{}

@@ -82,7 +82,7 @@ func TestDistinctCandidatesContentRepetition(t *testing.T) {
 	for i := 0; i < DefaultContentRepeats; i++ {
 		v = d.Observe(fmt.Sprintf("http://s.example/missing/x%c", 'a'+i), soft404)
 	}
-	if want := "content-repetition: 5 URLs under /missing/{*} served the same content (simhash 0x0123456789abcdef)"; v.Reason != want {
+	if want := "content-repetition: 5 URLs under /missing/{*} served identical content (simhash 0x0123456789abcdef)"; v.Reason != want {
 		t.Fatalf("got %q, want %q", v.Reason, want)
 	}
 	if v := d.JudgeAt(now, Candidate{URL: "http://s.example/missing/zz"}); v.Rule != RuleContentRepetition {

@@ -20,21 +20,43 @@ func Example() {
 		fmt.Println(d.JudgeAt(now, c))
 	}
 
-	// The crawler reports each fetched page's SimHash; a pattern that
-	// keeps serving the same page (a soft 404) is stopped.
-	for i, u := range []string{"/", "/about", "/news", "/shop", "/contact", "/jobs"} {
-		d.Observe("https://example.com"+u, uint64(i+1)*0x9e3779b97f4a7c15)
+	// The crawler reports each fetched page with its SimHash and its
+	// links. Products share a template, so their SimHashes lie a bit or
+	// two apart, but each links to other products: distinct pages.
+	for i := 1; i <= 20; i++ {
+		d.ObservePage(trap.Page{
+			URL:         fmt.Sprintf("https://example.com/product/%d", i),
+			Fingerprint: 0xfeedface ^ 1<<(i%4),
+			Links: []string{
+				"https://example.com/",
+				fmt.Sprintf("https://example.com/product/%d", i+1),
+				fmt.Sprintf("https://example.com/product/%d", 3*i),
+			},
+		})
 	}
-	for _, u := range []string{"a", "b", "c", "d", "e"} {
-		d.Observe("https://example.com/missing/"+u, 0xfeedface)
+	// Unknown URLs all answer with one "not found" page: the same
+	// template with the same links. Its pattern is stopped, and the
+	// verdict that stopped it says so once.
+	for _, u := range []string{"a", "b", "c", "d", "e", "f"} {
+		v := d.ObservePage(trap.Page{
+			URL:         "https://example.com/missing/" + u,
+			Fingerprint: 0x0badf00d ^ 1<<(u[0]%3), // the page echoes the URL
+			Links:       []string{"https://example.com/"},
+		})
+		if v.First {
+			fmt.Printf("stopped %s %s (Config.%s)\n", v.Scope, v.Target, v.Setting)
+		}
 	}
-	fmt.Println(d.JudgeAt(now, trap.Candidate{URL: "https://example.com/missing/f"}))
+	fmt.Println(d.JudgeAt(now, trap.Candidate{URL: "https://example.com/product/61"}))
+	fmt.Println(d.JudgeAt(now, trap.Candidate{URL: "https://example.com/missing/g"}))
 	// Output:
 	// accepted
 	// calendar: date 2031-01 is more than 2 years after 2025-11
 	// repeated-segments: "docs/img" repeated 3 times in a row, limit 2
 	// session-id: parameter "jsessionid"
-	// content-repetition: 5 URLs under /missing/{*} served the same content (simhash 0x00000000feedface)
+	// stopped pattern example.com/missing/{*} (Config.ContentRepeats)
+	// accepted
+	// content-repetition: 5 URLs under /missing/{*} served the same page (simhash 0x000000000badf00f, same links)
 }
 
 func ExampleConfig_trusted() {

@@ -234,10 +234,10 @@ func growingKey(u *parsedURL, hs *hostState) (key, values uint64, ok bool) {
 	return mix(ph0 ^ q), values, true
 }
 
-// growingDescription names the volatile parameters of u and its shape, for
-// a reason: `"t" took 9 values on /page?t={v}`.
-func growingDescription(u *parsedURL, hs *hostState, n int) string {
-	var names []string
+// growingDescription names the volatile parameters of u and gives its
+// shape, for a reason: `"t"` and `/page?t={v}`.
+func growingDescription(u *parsedURL, hs *hostState) (names, shape string) {
+	var quoted []string
 	var b strings.Builder
 	b.WriteString(u.path)
 	ph0 := hashString(offset64, u.path)
@@ -251,13 +251,13 @@ func growingDescription(u *parsedURL, hs *hostState, n int) string {
 		b.WriteString(it.name)
 		b.WriteByte('=')
 		if hs.volatile(ph0, it.name, false) {
-			names = append(names, strconv.Quote(it.name))
+			quoted = append(quoted, strconv.Quote(it.name))
 			b.WriteString("{v}")
 		} else {
 			b.WriteString(it.value)
 		}
 	}
-	return strings.Join(names, ", ") + " took " + itoa(n) + " values on " + b.String()
+	return strings.Join(quoted, ", "), b.String()
 }
 
 // paramHash hashes one name=value pair; querySum adds them up, so that the
@@ -306,4 +306,64 @@ func replaceParam(u *parsedURL, name string) string {
 		}
 	}
 	return b.String()
+}
+
+// linkHash hashes the links of the page u as the page's template wrote them:
+// a link to the page's host relative to the page's directory ("x/y",
+// "../about/"), a link to the page itself as {self} with its query, others
+// whole; in any order. A soft 404 served at any URL of a directory (or at
+// any depth, for its relative links) then hashes alike, while distinct
+// pages of one template differ in the items they link to.
+func linkHash(u *parsedURL, links []string) uint64 {
+	dir := u.segs
+	if len(dir) > 0 && !strings.HasSuffix(u.path, "/") {
+		dir = dir[:len(dir)-1]
+	}
+	var sum uint64
+	for _, l := range links {
+		if i := strings.IndexByte(l, '#'); i >= 0 {
+			l = l[:i]
+		}
+		h := offset64
+		rest, end := "", -1
+		if i := strings.Index(l, "://"); i >= 0 {
+			rest = l[i+3:]
+			end = strings.IndexAny(rest, "/?")
+		}
+		if end < 0 || !strings.EqualFold(rest[:end], u.host) {
+			sum += mix(hashString(h, l))
+			continue
+		}
+		path, query := rest[end:], ""
+		if q := strings.IndexByte(path, '?'); q >= 0 {
+			path, query = path[:q], path[q:]
+		}
+		if path == u.path || (path == "" && u.path == "/") {
+			h = hashString(h, "{self}")
+		} else {
+			k := 0 // segments shared with the directory
+			p := path
+			for len(p) > 0 {
+				if p[0] == '/' {
+					p = p[1:]
+					continue
+				}
+				seg := p
+				if j := strings.IndexByte(p, '/'); j >= 0 {
+					seg = p[:j]
+				}
+				if k >= len(dir) || seg != dir[k] {
+					break
+				}
+				k++
+				p = p[len(seg):]
+			}
+			for j := k; j < len(dir); j++ {
+				h = hashString(h, "../")
+			}
+			h = hashString(h, strings.TrimLeft(p, "/"))
+		}
+		sum += mix(hashString(h, query))
+	}
+	return sum
 }

@@ -30,12 +30,12 @@ type segBuf [24]string
 // buf[:u.nsegs]), else to a new slice in u.segs.
 func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 	if max := d.cfg.maxURLLength; max > 0 && len(raw) > max {
-		return reject(RuleURLLength, itoa(len(raw))+" characters, limit "+itoa(max))
+		return reject(RuleURLLength, "MaxURLLength", itoa(len(raw))+" characters, limit "+itoa(max))
 	}
 	u.raw = raw
 	i := strings.Index(raw, "://")
 	if i < 0 {
-		return reject(RuleInvalid, "not an absolute URL")
+		return reject(RuleInvalid, "", "not an absolute URL")
 	}
 	scheme := raw[:i]
 	var defaultPort string
@@ -45,7 +45,7 @@ func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 	case equalFold(scheme, "https"):
 		defaultPort = ":443"
 	default:
-		return reject(RuleInvalid, "scheme "+strconv.Quote(scheme)+" is not http or https")
+		return reject(RuleInvalid, "", "scheme "+strconv.Quote(scheme)+" is not http or https")
 	}
 	rest := raw[i+3:]
 	if h := strings.IndexByte(rest, '#'); h >= 0 {
@@ -63,7 +63,7 @@ func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 	auth = strings.TrimSuffix(auth, defaultPort)
 	auth = strings.TrimSuffix(auth, ":")
 	if auth == "" {
-		return reject(RuleInvalid, "no host")
+		return reject(RuleInvalid, "", "no host")
 	}
 	lower := true
 	for j := 0; j < len(auth); j++ {
@@ -72,7 +72,7 @@ func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 		case c >= 'A' && c <= 'Z':
 			lower = false
 		case c <= ' ' || c == 0x7f || c == '\\' || c == '<' || c == '>' || c == '"' || c == '`':
-			return reject(RuleInvalid, "host contains "+strconv.QuoteRune(rune(c)))
+			return reject(RuleInvalid, "", "host contains "+strconv.QuoteRune(rune(c)))
 		}
 	}
 	if !lower {
@@ -116,7 +116,7 @@ func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 		u.nsegs++
 	}
 	if max := d.cfg.maxPathDepth; max > 0 && n > max {
-		return reject(RulePathDepth, itoa(n)+" segments, limit "+itoa(max))
+		return reject(RulePathDepth, "MaxPathDepth", itoa(n)+" segments, limit "+itoa(max))
 	}
 	return Verdict{}
 }
@@ -125,7 +125,7 @@ func (d *Detector) parse(u *parsedURL, raw string, buf *segBuf) Verdict {
 // It fills ds with the dates of u for the calendar walk rule.
 func (d *Detector) stateless(u *parsedURL, ds *dateScan, now time.Time, depth int) Verdict {
 	if max := d.cfg.maxHops; max >= 0 && depth > max {
-		return reject(RuleHopDepth, itoa(depth)+" hops from a seed, limit "+itoa(max))
+		return reject(RuleHopDepth, "MaxHops", itoa(depth)+" hops from a seed, limit "+itoa(max))
 	}
 	if v := d.repeated(u.segs); v.Rejected() {
 		return v
@@ -169,7 +169,7 @@ func (d *Detector) repeated(segs []string) Verdict {
 					}
 					start := j - run + 1
 					times := run/l + 1
-					return reject(RuleRepeatedSegments, strconv.Quote(strings.Join(segs[start:start+l], "/"))+
+					return reject(RuleRepeatedSegments, "MaxRepetitions", strconv.Quote(strings.Join(segs[start:start+l], "/"))+
 						" repeated "+itoa(times)+" times in a row, limit "+itoa(r))
 				}
 			}
@@ -184,7 +184,7 @@ func (d *Detector) repeated(segs []string) Verdict {
 				}
 			}
 			if c > m {
-				return reject(RuleRepeatedSegments, strconv.Quote(segs[i])+" occurs "+itoa(c)+" times, limit "+itoa(m))
+				return reject(RuleRepeatedSegments, "MaxSegmentOccurrences", strconv.Quote(segs[i])+" occurs "+itoa(c)+" times, limit "+itoa(m))
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func (d *Detector) sessionID(u *parsedURL) Verdict {
 	for _, seg := range u.segs {
 		if len(seg) > 3 && seg[0] == '(' && seg[2] == '(' && seg[len(seg)-1] == ')' {
 			// ASP.NET cookieless state: /(S(lit3py55t21z5v55vlm25s55))/page.aspx
-			return reject(RuleSessionID, "path segment "+strconv.Quote(seg)+" is an ASP.NET session")
+			return reject(RuleSessionID, "SessionParams", "path segment "+strconv.Quote(seg)+" is an ASP.NET session")
 		}
 		if i := strings.IndexByte(seg, ';'); i >= 0 {
 			if v := d.sessionParams(seg[i+1:], ';'); v.Rejected() {
@@ -230,15 +230,15 @@ func (d *Detector) sessionParams(list string, sep byte) Verdict {
 		if isSessionName(name, strongSessionParams) || hasPrefixFold(name, "aspsessionid") ||
 			isSessionName(name, d.cfg.sessionParams) {
 			if value != "" {
-				return reject(RuleSessionID, "parameter "+strconv.Quote(name))
+				return reject(RuleSessionID, "SessionParams", "parameter "+strconv.Quote(name))
 			}
 			continue
 		}
 		if isSessionName(name, weakSessionParams) && len(value) >= 8 && isVolatile(value) {
-			return reject(RuleSessionID, "parameter "+strconv.Quote(name))
+			return reject(RuleSessionID, "SessionParams", "parameter "+strconv.Quote(name))
 		}
 		if min := d.cfg.minTokenLength; min > 0 && len(value) >= min && isToken(value) {
-			return reject(RuleSessionID, "parameter "+strconv.Quote(name)+" holds a "+itoa(len(value))+"-character token")
+			return reject(RuleSessionID, "MinTokenLength", "parameter "+strconv.Quote(name)+" holds a "+itoa(len(value))+"-character token")
 		}
 	}
 	return Verdict{}

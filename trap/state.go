@@ -21,7 +21,7 @@ const (
 	maxPatternsPerHost = 1 << 14
 	maxParamKeys       = 1024
 	maxStepShapes      = 256
-	maxContentPatterns = 1024
+	maxContentPatterns = 512
 	maxObserved        = 1 << 13
 	maxDomainHostKeys  = 1 << 16
 )
@@ -34,6 +34,7 @@ type hostState struct {
 
 	budgets Budgets
 	refused Verdict // domain-budget verdict, decided when the host is first seen
+	full    bool    // the host budget was reached (its verdict was given)
 
 	urls     map[uint64]struct{} // keys of accepted URLs (budgets count these)
 	accepted int                 // accepted URLs, counted instead with DistinctCandidates
@@ -42,14 +43,22 @@ type hostState struct {
 	steps    map[uint64]*valueSet
 	repeats  map[uint64]*valueSet
 	growth   map[uint64]int32    // fewest parts seen per growing parameter
+	grown    map[uint64]struct{} // growing parameters stopped
 	flagged  map[uint64]struct{} // (path, parameter) pairs seen with volatile values
 
-	observed    map[uint64]struct{} // URLs whose content was reported
-	content     map[uint64]*contentStats
-	marks       map[uint64]string // content patterns stopped, with their reasons
-	hostReports int
-	hostGroups  groups
-	stopped     string // reason the whole host was stopped, if it was
+	observed map[uint64]struct{} // URLs whose content was reported
+	content  map[uint64]*contentStats
+	marks    map[uint64]Verdict // content patterns stopped
+	hostWide contentStats
+	stopped  Verdict // why the whole host was stopped, if it was
+}
+
+// refusal returns the host's domain-budget verdict, marked First only the
+// first time it is given.
+func (hs *hostState) refusal() Verdict {
+	v := hs.refused
+	hs.refused.First = false
+	return v
 }
 
 // acceptedURLs returns the number of URLs of the host counted against its
@@ -79,6 +88,7 @@ func (hs *hostState) volatile(path uint64, name string, now bool) bool {
 type valueSet struct {
 	v       []uint64
 	crossed bool // calendar steps: a walk through bare dates crossed a year
+	stopped bool // the limit was reached (its verdict was given)
 }
 
 func (s *valueSet) has(x uint64) bool {
@@ -90,22 +100,25 @@ func (s *valueSet) has(x uint64) bool {
 	return false
 }
 
-// contentStats counts the content reports of one content pattern.
+// contentStats counts the content reports of one content pattern (or of
+// a whole host).
 type contentStats struct {
 	reports int
-	groups  groups
+	same    groups // near fingerprint and the same links: the same page
+	exact   groups // the same fingerprint, whatever the links
 }
 
-// groups clusters fingerprints that lie within the Hamming distance of a
-// group's first member. It keeps the eight largest groups seen.
+// groups clusters pages whose links hash to the same value and whose
+// fingerprints lie within the Hamming distance of a group's first member.
+// It keeps the eight largest groups seen.
 type groups [8]struct {
-	fp uint64
-	n  int32
+	fp, links uint64
+	n         int32
 }
 
-// add counts fp into its group and returns the group's size and
+// add counts a page into its group and returns the group's size and
 // representative fingerprint.
-func (g *groups) add(fp uint64, dist int) (int, uint64) {
+func (g *groups) add(fp, links uint64, dist int) (int, uint64) {
 	free, smallest := -1, 0
 	for i := range g {
 		if g[i].n == 0 {
@@ -114,7 +127,7 @@ func (g *groups) add(fp uint64, dist int) (int, uint64) {
 			}
 			continue
 		}
-		if bits.OnesCount64(g[i].fp^fp) <= dist {
+		if g[i].links == links && bits.OnesCount64(g[i].fp^fp) <= dist {
 			g[i].n++
 			return int(g[i].n), g[i].fp
 		}
@@ -128,7 +141,7 @@ func (g *groups) add(fp uint64, dist int) (int, uint64) {
 		}
 		free = smallest
 	}
-	g[free].fp, g[free].n = fp, 1
+	g[free].fp, g[free].links, g[free].n = fp, links, 1
 	return 1, fp
 }
 
@@ -243,7 +256,8 @@ type domainState struct {
 	prev, next *domainState
 	hosts      map[uint64]struct{}
 	count      int
-	minted     map[uint64]int32 // hosts per folded subdomain pattern
+	full       bool             // the domain's host budget was reached
+	minted     map[uint64]int32 // hosts per folded subdomain pattern; one more once stopped
 }
 
 // domainShard is one part of the domain table: a map with an LRU list.
@@ -324,7 +338,10 @@ func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
 		return Verdict{}
 	}
 	if b.DomainHosts >= 0 && ds.count >= b.DomainHosts {
-		return reject(RuleDomainBudget, dom+" reached its budget of "+itoa(b.DomainHosts)+" hosts")
+		first := !ds.full
+		ds.full = true
+		return stop(RuleDomainBudget, "DomainHostBudget", ScopeDomain, dom, first,
+			dom+" reached its budget of "+itoa(b.DomainHosts)+" hosts")
 	}
 	name := host
 	if i := strings.LastIndexByte(name, ':'); i >= 0 && !strings.HasSuffix(name, "]") {
@@ -339,8 +356,13 @@ func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
 			if int(n) >= b.MintedHosts {
 				var sb strings.Builder
 				foldString(&sb, sub)
-				return reject(RuleDomainBudget, sb.String()+"."+dom+" reached its budget of "+
-					itoa(b.MintedHosts)+" minted hosts")
+				first := int(n) == b.MintedHosts
+				if first {
+					ds.minted[h] = n + 1
+				}
+				pattern := sb.String() + "." + dom
+				return stop(RuleDomainBudget, "MintedHostBudget", ScopePattern, pattern, first,
+					pattern+" reached its budget of "+itoa(b.MintedHosts)+" minted hosts")
 			}
 			if ok || len(ds.minted) < maxDomainHostKeys {
 				ds.minted[h] = n + 1
@@ -362,14 +384,14 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string, now time.T
 	defer sh.mu.Unlock()
 	hs := sh.host(d, u.host)
 	if hs.refused.Rejected() {
-		return hs.refused
+		return hs.refusal()
 	}
-	if hs.stopped != "" {
-		return Verdict{Rule: RuleContentRepetition, Reason: hs.stopped}
+	if hs.stopped.Rejected() {
+		return hs.stopped
 	}
 	if len(hs.marks) > 0 {
-		if r, ok := hs.marks[contentPatternHash(u)]; ok {
-			return Verdict{Rule: RuleContentRepetition, Reason: r}
+		if v, ok := hs.marks[contentPatternHash(u)]; ok {
+			return v
 		}
 	}
 	key := urlKey(u)
@@ -399,12 +421,22 @@ func (d *Detector) learned(u *parsedURL, ds *dateScan, source string, now time.T
 
 	b := hs.budgets
 	if b.Host >= 0 && hs.acceptedURLs() >= b.Host {
-		return reject(RuleHostBudget, "host "+hs.name+" reached its budget of "+itoa(b.Host)+" URLs")
+		first := !hs.full
+		hs.full = true
+		return stop(RuleHostBudget, "HostBudget", ScopeHost, hs.name, first,
+			"host "+hs.name+" reached its budget of "+itoa(b.Host)+" URLs")
 	}
 	ph := patternHash(u)
 	count, tracked := hs.patterns[ph]
 	if b.Pattern >= 0 && int(count) >= b.Pattern {
-		return reject(RulePatternBudget, patternString(u)+" on "+hs.name+" reached its budget of "+itoa(b.Pattern)+" URLs")
+		// The count goes one past the budget to tell the first verdict.
+		first := int(count) == b.Pattern
+		if first && tracked {
+			hs.patterns[ph] = count + 1
+		}
+		pattern := patternString(u)
+		return stop(RulePatternBudget, "PatternBudget", ScopePattern, hs.name+pattern, first,
+			pattern+" on "+hs.name+" reached its budget of "+itoa(b.Pattern)+" URLs")
 	}
 	// The URL's key is remembered up to the host's budget (the budget
 	// check above keeps len(hs.urls) below it), even beyond
@@ -491,7 +523,11 @@ func (d *Detector) calendarWalk(hs *hostState, u *parsedURL, ds *dateScan, src *
 		if ds.bare != 0 && !set.crossed {
 			return Verdict{}
 		}
-		return reject(RuleCalendar, itoa(len(set.v)+1)+" dates reached by walking "+shapeString(u, ds)+", limit "+itoa(max))
+		first := !set.stopped
+		set.stopped = true
+		shape := shapeString(u, ds)
+		return stop(RuleCalendar, "MaxCalendarSteps", ScopePattern, hs.name+shape, first,
+			itoa(len(set.v)+1)+" dates reached by walking "+shape+", limit "+itoa(max))
 	}
 	set.v = append(set.v, dk)
 	return Verdict{}
@@ -509,7 +545,11 @@ func (d *Detector) growingParam(hs *hostState, u *parsedURL, src *parsedURL) Ver
 		set := learnSet(&hs.params, key, maxParamKeys)
 		if !set.has(val) {
 			if len(set.v) >= max {
-				return reject(RuleGrowingParam, growingDescription(u, hs, len(set.v)+1)+", limit "+itoa(max))
+				first := !set.stopped
+				set.stopped = true
+				names, shape := growingDescription(u, hs)
+				return stop(RuleGrowingParam, "MaxParamValues", ScopePattern, hs.name+shape, first,
+					names+" took "+itoa(len(set.v)+1)+" values on "+shape+", limit "+itoa(max))
 			}
 			set.v = append(set.v, val)
 		}
@@ -551,8 +591,16 @@ func (d *Detector) growingParam(hs *hostState, u *parsedURL, src *parsedURL) Ver
 			hs.growth[key] = base
 		}
 		if g := to - int(base); g > max2 {
-			return reject(RuleGrowingParam, strconv.Quote(it.name)+" grew "+itoa(g)+" times on "+
-				replaceParam(u, it.name)+", limit "+itoa(max2))
+			_, done := hs.grown[key]
+			if !done && len(hs.grown) < maxParamKeys {
+				if hs.grown == nil {
+					hs.grown = make(map[uint64]struct{})
+				}
+				hs.grown[key] = struct{}{}
+			}
+			shape := replaceParam(u, it.name)
+			return stop(RuleGrowingParam, "MaxParamGrowth", ScopePattern, hs.name+shape, !done,
+				strconv.Quote(it.name)+" grew "+itoa(g)+" times on "+shape+", limit "+itoa(max2))
 		}
 	}
 	return Verdict{}
@@ -628,8 +676,11 @@ func (d *Detector) repeatingPath(hs *hostState, u *parsedURL) Verdict {
 				names = append(names, seg)
 			}
 		}
-		return reject(RuleRepeatedSegments, itoa(len(vs.v)+1)+" paths made of {"+strings.Join(names, ", ")+
-			"} repeat a segment, limit "+itoa(max))
+		first := !vs.stopped
+		vs.stopped = true
+		made := "{" + strings.Join(names, ", ") + "}"
+		return stop(RuleRepeatedSegments, "MaxRepeatingPaths", ScopePattern, hs.name+"/"+made, first,
+			itoa(len(vs.v)+1)+" paths made of "+made+" repeat a segment, limit "+itoa(max))
 	}
 	vs.v = append(vs.v, key)
 	return Verdict{}
@@ -655,20 +706,22 @@ func learnSet(m *map[uint64]*valueSet, key uint64, max int) *valueSet {
 	return set
 }
 
-// observe records a content report for u.
-func (d *Detector) observe(u *parsedURL, fp uint64) Verdict {
+// observe records a content report for u; links is the hash of its links
+// (linkHash), meaningful only when known is true.
+func (d *Detector) observe(u *parsedURL, fp, links uint64, known bool) Verdict {
 	sh := &d.hosts[shardOf(u.host)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	hs := sh.host(d, u.host)
 	if hs.refused.Rejected() {
-		return hs.refused
+		return hs.refusal()
 	}
 	cp := contentPatternHash(u)
+	var v Verdict
 	switch {
-	case hs.stopped != "":
+	case hs.stopped.Rejected():
 	case d.cfg.distinct:
-		d.countContent(hs, u, cp, fp)
+		v = d.countContent(hs, u, cp, fp, links, known)
 	default:
 		key := urlKey(u)
 		if _, seen := hs.observed[key]; !seen {
@@ -678,28 +731,31 @@ func (d *Detector) observe(u *parsedURL, fp uint64) Verdict {
 			if len(hs.observed) < maxObserved {
 				hs.observed[key] = struct{}{}
 			}
-			d.countContent(hs, u, cp, fp)
+			v = d.countContent(hs, u, cp, fp, links, known)
 		}
 	}
-	if hs.stopped != "" {
-		return Verdict{Rule: RuleContentRepetition, Reason: hs.stopped}
+	switch {
+	case v.Rejected():
+		return v
+	case hs.stopped.Rejected():
+		return hs.stopped
 	}
-	if r, ok := hs.marks[cp]; ok {
-		return Verdict{Rule: RuleContentRepetition, Reason: r}
-	}
-	return Verdict{}
+	return hs.marks[cp]
 }
 
-// countContent counts one fingerprint into its pattern's and its host's
-// groups, and stops the pattern or the host when one group of the same
-// content has become both large and the majority: a soft-404 or a mirrored
-// calendar answers most URLs alike, while a real site has a few
-// near-duplicates among many distinct pages.
-func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp uint64) {
-	dist := d.cfg.contentDist
-	if dist < 0 {
-		dist = 0
-	}
+// countContent counts one page into its pattern's and its host's groups and
+// stops the pattern or the host when one group has become both large and
+// the majority of the reports: a soft-404 or a mirror answers most URLs
+// alike, while a real site has a few near-duplicates among many distinct
+// pages. Similar text alone is no evidence: a template can dominate the
+// text of distinct pages, so that their SimHashes lie within a few bits.
+// So a group is either the same page (near fingerprints and the same links,
+// written relative to the page, as one template served at many URLs has)
+// or identical text (the same fingerprint, whatever the links, as a maze
+// that mints a new link per page has). It returns the verdict that a stop
+// established, if any.
+func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp, links uint64, known bool) Verdict {
+	var v Verdict
 	if r := d.cfg.contentRepeats; r > 0 {
 		st := hs.content[cp]
 		if st == nil && len(hs.content) < maxContentPatterns {
@@ -710,25 +766,44 @@ func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp uint64) {
 			hs.content[cp] = st
 		}
 		if st != nil {
-			st.reports++
-			n, rep := st.groups.add(fp, dist)
-			if _, marked := hs.marks[cp]; !marked && n >= r && 2*n >= st.reports {
-				if hs.marks == nil {
-					hs.marks = make(map[uint64]string)
+			if _, marked := hs.marks[cp]; !marked {
+				if n, what, ok := d.repeats(st, fp, links, known, r); ok {
+					pattern := contentPatternString(u)
+					v = stop(RuleContentRepetition, "ContentRepeats", ScopePattern, hs.name+pattern, true,
+						itoa(n)+" URLs under "+pattern+" served "+what)
+					if hs.marks == nil {
+						hs.marks = make(map[uint64]Verdict)
+					}
+					hs.marks[cp] = later(v)
 				}
-				hs.marks[cp] = string(RuleContentRepetition) + ": " + itoa(n) + " URLs under " +
-					contentPatternString(u) + " served the same content (simhash " + hex64(rep) + ")"
 			}
 		}
 	}
 	if r := d.cfg.hostRepeats; r > 0 {
-		hs.hostReports++
-		n, rep := hs.hostGroups.add(fp, dist)
-		if n >= r && 2*n >= hs.hostReports {
-			hs.stopped = string(RuleContentRepetition) + ": " + itoa(n) + " URLs of " + hs.name +
-				" served the same content (simhash " + hex64(rep) + ")"
+		if n, what, ok := d.repeats(&hs.hostWide, fp, links, known, r); ok {
+			v = stop(RuleContentRepetition, "HostContentRepeats", ScopeHost, hs.name, true,
+				itoa(n)+" URLs of "+hs.name+" served "+what)
+			hs.stopped = later(v)
 		}
 	}
+	return v
+}
+
+// repeats counts a page into st and reports whether one of its groups now
+// holds at least r pages and half of the reports, with the group's size and
+// what its pages served, for the reason.
+func (d *Detector) repeats(st *contentStats, fp, links uint64, known bool, r int) (int, string, bool) {
+	st.reports++
+	if known {
+		dist := max(d.cfg.contentDist, 0)
+		if n, rep := st.same.add(fp, links, dist); n >= r && 2*n >= st.reports {
+			return n, "the same page (simhash " + hex64(rep) + ", same links)", true
+		}
+	}
+	if n, rep := st.exact.add(fp, 0, 0); n >= r && 2*n >= st.reports {
+		return n, "identical content (simhash " + hex64(rep) + ")", true
+	}
+	return 0, "", false
 }
 
 func hex64(x uint64) string {

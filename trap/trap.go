@@ -181,6 +181,41 @@ type Verdict struct {
 	// name (see the package documentation for the formats). It is empty
 	// when the URL is accepted.
 	Reason string
+	// Scope is what the verdict stops: this URL alone, or from now on
+	// every new URL of a pattern, a host or a domain.
+	Scope Scope
+	// Target names what Scope stops: "example.com/missing/{*}" for a
+	// pattern, "example.com" for a host or domain; empty for ScopeURL.
+	Target string
+	// First marks the one verdict that established a stop (Scope is not
+	// ScopeURL), so that a caller can log each stop once; the verdicts
+	// that follow from the stop have First false.
+	First bool
+	// Setting is the Config field that changes the rule, such as
+	// "HostContentRepeats", so a log can say what to raise; empty for
+	// RuleInvalid.
+	Setting string
+}
+
+// Scope is what a Verdict stops.
+type Scope uint8
+
+// The scopes of a verdict.
+const (
+	ScopeURL     Scope = iota // the judged URL only
+	ScopePattern              // new URLs of Verdict.Target, a pattern of one host
+	ScopeHost                 // new URLs of the host Verdict.Target
+	ScopeDomain               // new hosts of the registrable domain Verdict.Target
+)
+
+var scopeNames = [...]string{"url", "pattern", "host", "domain"}
+
+// String returns "url", "pattern", "host" or "domain".
+func (s Scope) String() string {
+	if int(s) < len(scopeNames) {
+		return scopeNames[s]
+	}
+	return "Scope(" + itoa(int(s)) + ")"
 }
 
 // Rejected reports whether the verdict rejects the URL.
@@ -194,9 +229,21 @@ func (v Verdict) String() string {
 	return v.Reason
 }
 
-// reject builds a verdict whose reason is the rule's name and detail.
-func reject(r Rule, detail string) Verdict {
-	return Verdict{Rule: r, Reason: string(r) + ": " + detail}
+// reject builds a verdict on one URL whose reason is the rule's name and
+// detail; setting is the Config field that changes the rule.
+func reject(r Rule, setting, detail string) Verdict {
+	return Verdict{Rule: r, Reason: string(r) + ": " + detail, Setting: setting}
+}
+
+// stop builds a verdict that stops target, a pattern, host or domain.
+func stop(r Rule, setting string, scope Scope, target string, first bool, detail string) Verdict {
+	return Verdict{Rule: r, Reason: string(r) + ": " + detail, Scope: scope, Target: target, First: first, Setting: setting}
+}
+
+// later returns v as it is given after the verdict that established it.
+func later(v Verdict) Verdict {
+	v.First = false
+	return v
 }
 
 // Candidate is a URL to judge together with where it was found.
@@ -514,11 +561,46 @@ func (d *Detector) JudgeAt(now time.Time, c Candidate) Verdict {
 	return d.learned(&u, &ds, c.Source, now)
 }
 
-// Observe reports that the page at rawURL was fetched and its content has
-// the 64-bit SimHash fingerprint fp. When the URL's pattern (or its whole
-// host) has now served the same content too often, Observe returns the
-// content-repetition verdict that Judge will give from now on to the
-// pattern's URLs, so the caller may also skip the links of this page.
+// Page is what a crawler reports to ObservePage about a fetched page.
+type Page struct {
+	// URL is the fetched URL, in the form given to JudgeAt.
+	URL string
+	// Fingerprint is the 64-bit SimHash of the page's text.
+	Fingerprint uint64
+	// Links are the page's outlinks as found, absolute and normalized
+	// as for JudgeAt, before any are judged or dropped as seen. Nil
+	// means the page has no links.
+	Links []string
+}
+
+// ObservePage reports a fetched page, once per URL. Pages of one pattern
+// (or host) that serve the same page again and again are a soft 404, a
+// mirror or a maze, and the pattern (or host) is stopped. The links are the
+// evidence that tells such a page from distinct pages that share a
+// template: those have near fingerprints too, but link elsewhere.
+//
+// When the page's pattern or host is stopped, now or before, ObservePage
+// returns the content-repetition verdict that JudgeAt gives from then on to
+// its new URLs (First is set on the report that established it); the
+// caller should then not follow the page's links and may label them with
+// the verdict.
+func (d *Detector) ObservePage(p Page) Verdict {
+	var u parsedURL
+	var buf segBuf
+	if v := d.parse(&u, p.URL, &buf); v.Rejected() {
+		return v
+	}
+	if u.segs == nil {
+		u.segs = buf[:u.nsegs] // set here: a store through a pointer would move buf to the heap
+	}
+	return d.observe(&u, p.Fingerprint, linkHash(&u, p.Links), true)
+}
+
+// Observe reports a fetched page whose links the caller does not know, as
+// ObservePage. Without links only identical fingerprints count as
+// repetition, so that distinct pages of one template are never taken for a
+// trap; prefer ObservePage, which also stops pages that differ in a few
+// bits (a soft 404 that echoes the URL).
 func (d *Detector) Observe(rawURL string, fp uint64) Verdict {
 	var u parsedURL
 	var buf segBuf
@@ -528,7 +610,7 @@ func (d *Detector) Observe(rawURL string, fp uint64) Verdict {
 	if u.segs == nil {
 		u.segs = buf[:u.nsegs] // set here: a store through a pointer would move buf to the heap
 	}
-	return d.observe(&u, fp)
+	return d.observe(&u, fp, 0, false)
 }
 
 // itoa is strconv.Itoa, short for the reason builders.

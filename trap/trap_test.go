@@ -476,13 +476,14 @@ func TestContentRepetition(t *testing.T) {
 			break
 		}
 		n++
-		// Near-identical content: a bit or two differ.
-		v = d.Observe(u, soft404^uint64(1)<<(i%3))
+		// Near-identical content (a bit or two differ) and the same
+		// links: one "not found" template.
+		v = d.ObservePage(Page{URL: u, Fingerprint: soft404 ^ uint64(1)<<(i%3), Links: []string{"http://s.example/"}})
 	}
 	if n != DefaultContentRepeats {
 		t.Fatalf("fetched %d soft-404s, want %d", n, DefaultContentRepeats)
 	}
-	if want := "content-repetition: 5 URLs under /missing/{*} served the same content (simhash 0x0123456789abcdee)"; v.Reason != want {
+	if want := "content-repetition: 5 URLs under /missing/{*} served the same page (simhash 0x0123456789abcdee, same links)"; v.Reason != want {
 		t.Fatalf("got %q, want %q", v.Reason, want)
 	}
 	// The rest of the host is unaffected.
@@ -494,7 +495,7 @@ func TestContentRepetition(t *testing.T) {
 	for i := 0; i < DefaultHostContentRepeats; i++ {
 		v = d.Observe(fmt.Sprintf("http://same.example/%c/%c", 'a'+i, 'a'+i), soft404)
 	}
-	if want := "content-repetition: 5 URLs of same.example served the same content (simhash 0x0123456789abcdef)"; v.Reason != want {
+	if want := "content-repetition: 5 URLs of same.example served identical content (simhash 0x0123456789abcdef)"; v.Reason != want {
 		t.Fatalf("got %q, want %q", v.Reason, want)
 	}
 	if v := d.JudgeAt(now, Candidate{URL: "http://same.example/new"}); v.Rule != RuleContentRepetition {
