@@ -33,6 +33,14 @@ type crawlResult struct {
 // rejects are dropped.
 func simulate(t *testing.T, d *Detector, web webFunc, seeds []string, maxFetches int) crawlResult {
 	t.Helper()
+	return simulateFunc(t, d, web, seeds, maxFetches, func(u string, p page) Verdict {
+		return d.ObservePage(Page{URL: u, Fingerprint: p.fp, Links: p.links})
+	})
+}
+
+// simulateFunc is simulate with the content report made by observe.
+func simulateFunc(t *testing.T, d *Detector, web webFunc, seeds []string, maxFetches int, observe func(string, page) Verdict) crawlResult {
+	t.Helper()
 	type item struct {
 		url   string
 		depth int
@@ -55,7 +63,7 @@ func simulate(t *testing.T, d *Detector, web webFunc, seeds []string, maxFetches
 		fetches++
 		host := hostOf(it.url)
 		res.fetched[host] = append(res.fetched[host], it.url)
-		if v := d.ObservePage(Page{URL: it.url, Fingerprint: p.fp, Links: p.links}); v.Rejected() {
+		if v := observe(it.url, p); v.Rejected() {
 			res.rejected[v.Rule]++
 			continue
 		}

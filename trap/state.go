@@ -3,6 +3,7 @@ package trap
 import (
 	"math/bits"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,12 +114,15 @@ type contentStats struct {
 // It keeps the eight largest groups seen.
 type groups [8]struct {
 	fp, links uint64
+	cp        uint64 // content pattern of the first member
 	n         int32
+	spans     bool // members of more than one content pattern
 }
 
-// add counts a page into its group and returns the group's size and
-// representative fingerprint.
-func (g *groups) add(fp, links uint64, dist int) (int, uint64) {
+// add counts a page of content pattern cp into its group and returns the
+// group's size, its representative fingerprint and whether its members
+// span more than one pattern.
+func (g *groups) add(fp, links, cp uint64, dist int) (int, uint64, bool) {
 	free, smallest := -1, 0
 	for i := range g {
 		if g[i].n == 0 {
@@ -129,7 +133,8 @@ func (g *groups) add(fp, links uint64, dist int) (int, uint64) {
 		}
 		if g[i].links == links && bits.OnesCount64(g[i].fp^fp) <= dist {
 			g[i].n++
-			return int(g[i].n), g[i].fp
+			g[i].spans = g[i].spans || g[i].cp != cp
+			return int(g[i].n), g[i].fp, g[i].spans
 		}
 		if g[i].n < g[smallest].n || g[smallest].n == 0 {
 			smallest = i
@@ -137,12 +142,12 @@ func (g *groups) add(fp, links uint64, dist int) (int, uint64) {
 	}
 	if free < 0 {
 		if g[smallest].n > 1 {
-			return 1, fp // every group repeats already; keep them
+			return 1, fp, false // every group repeats already; keep them
 		}
 		free = smallest
 	}
-	g[free].fp, g[free].links, g[free].n = fp, links, 1
-	return 1, fp
+	g[free].fp, g[free].links, g[free].cp, g[free].n, g[free].spans = fp, links, cp, 1, false
+	return 1, fp, false
 }
 
 // hostShard is one part of the host table: a map with an LRU list.
@@ -678,6 +683,7 @@ func (d *Detector) repeatingPath(hs *hostState, u *parsedURL) Verdict {
 		}
 		first := !vs.stopped
 		vs.stopped = true
+		slices.Sort(names) // one set, one name: the target must not depend on the order
 		made := "{" + strings.Join(names, ", ") + "}"
 		return stop(RuleRepeatedSegments, "MaxRepeatingPaths", ScopePattern, hs.name+"/"+made, first,
 			itoa(len(vs.v)+1)+" paths made of "+made+" repeat a segment, limit "+itoa(max))
@@ -767,7 +773,7 @@ func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp, links uint6
 		}
 		if st != nil {
 			if _, marked := hs.marks[cp]; !marked {
-				if n, what, ok := d.repeats(st, fp, links, known, r); ok {
+				if n, what, ok := d.repeats(st, cp, fp, links, known, r, false); ok {
 					pattern := contentPatternString(u)
 					v = stop(RuleContentRepetition, "ContentRepeats", ScopePattern, hs.name+pattern, true,
 						itoa(n)+" URLs under "+pattern+" served "+what)
@@ -780,7 +786,7 @@ func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp, links uint6
 		}
 	}
 	if r := d.cfg.hostRepeats; r > 0 {
-		if n, what, ok := d.repeats(&hs.hostWide, fp, links, known, r); ok {
+		if n, what, ok := d.repeats(&hs.hostWide, cp, fp, links, known, r, true); ok {
 			v = stop(RuleContentRepetition, "HostContentRepeats", ScopeHost, hs.name, true,
 				itoa(n)+" URLs of "+hs.name+" served "+what)
 			hs.stopped = later(v)
@@ -789,18 +795,24 @@ func (d *Detector) countContent(hs *hostState, u *parsedURL, cp, fp, links uint6
 	return v
 }
 
-// repeats counts a page into st and reports whether one of its groups now
-// holds at least r pages and half of the reports, with the group's size and
-// what its pages served, for the reason.
-func (d *Detector) repeats(st *contentStats, fp, links uint64, known bool, r int) (int, string, bool) {
+// repeats counts a page of content pattern cp into st and reports whether
+// one of its groups now holds at least r pages and half of the reports,
+// with the group's size and what its pages served, for the reason. With
+// spread the group must also span more than one pattern: a host is
+// stopped as a whole only for what its patterns' own limits cannot see, so
+// that a run of soft 404s early in a crawl stops their pattern, not the
+// site.
+func (d *Detector) repeats(st *contentStats, cp, fp, links uint64, known bool, r int, spread bool) (int, string, bool) {
 	st.reports++
 	if known {
 		dist := max(d.cfg.contentDist, 0)
-		if n, rep := st.same.add(fp, links, dist); n >= r && 2*n >= st.reports {
+		n, rep, spans := st.same.add(fp, links, cp, dist)
+		if n >= r && 2*n >= st.reports && (spans || !spread) {
 			return n, "the same page (simhash " + hex64(rep) + ", same links)", true
 		}
 	}
-	if n, rep := st.exact.add(fp, 0, 0); n >= r && 2*n >= st.reports {
+	n, rep, spans := st.exact.add(fp, 0, cp, 0)
+	if n >= r && 2*n >= st.reports && (spans || !spread) {
 		return n, "identical content (simhash " + hex64(rep) + ")", true
 	}
 	return 0, "", false
