@@ -61,11 +61,12 @@ func TestCrawltestWeb(t *testing.T) {
 		}
 		body := get(t, client, it.url)
 		fetched++
-		if v := d.Observe(it.url, fingerprint(body)); v.Rejected() {
+		found := links(t, it.url, body)
+		if v := d.ObservePage(trap.Page{URL: it.url, Fingerprint: fingerprint(body), Links: found}); v.Rejected() {
 			byRule[v.Rule]++
 			continue
 		}
-		for _, link := range links(t, it.url, body) {
+		for _, link := range found {
 			if queued[link] {
 				continue
 			}

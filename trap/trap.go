@@ -8,7 +8,25 @@
 // Verdict naming the rule that fired and a human-readable reason. Most rules
 // look at the URL alone; some learn from what the detector has already seen
 // on the URL's host (budgets, growing parameters, calendar walks), and one
-// learns from content the crawler reports back after fetching (Observe).
+// learns from the pages the crawler reports back after fetching
+// (ObservePage).
+//
+// # Using it in a crawler
+//
+// Judge every discovered link with JudgeAt before queueing it, and report
+// every fetched page once with ObservePage: its URL, its SimHash and its
+// links. When ObservePage rejects, do not follow the page's links; label
+// them with its verdict. A verdict whose Scope is not ScopeURL stops a
+// pattern, host or domain from then on; exactly one such verdict per stop
+// has First set, so log that one (it names the Config field to change in
+// Setting) and count the rest.
+//
+// Content repetition needs more than similar text: a template can dominate
+// distinct pages so that their SimHashes lie within a few bits. A pattern is
+// stopped when most of its pages are the same page (near fingerprints and
+// the same links, as one "not found" template served at many URLs) or have
+// identical text (as a maze that mints a new link per page); a host, when
+// such a group spans several of its patterns.
 //
 // # Rules and reasons
 //
@@ -23,7 +41,7 @@
 //	hop-depth           hop-depth: 9 hops from a seed, limit 8
 //	repeated-segments   repeated-segments: "a/b" repeated 3 times in a row, limit 2
 //	                    repeated-segments: "img" occurs 4 times, limit 3
-//	                    repeated-segments: 3 paths made of {loop, a, b} repeat a segment, limit 2
+//	                    repeated-segments: 3 paths made of {a, b, loop} repeat a segment, limit 2
 //	calendar            calendar: date 2031-01 is more than 2 years after 2025-11
 //	                    calendar: date 1901-05 is more than 30 years before 2025-11
 //	                    calendar: 7 dates reached by walking /events/{date}/, limit 6
@@ -35,8 +53,8 @@
 //	pattern-budget      pattern-budget: /item/{n} on example.com reached its budget of 10000 URLs
 //	domain-budget       domain-budget: example.com reached its budget of 1000 hosts
 //	                    domain-budget: u{n}.example.com reached its budget of 8 minted hosts
-//	content-repetition  content-repetition: 5 URLs under /missing/{*} served the same content (simhash 0x…)
-//	                    content-repetition: 5 URLs of example.com served the same content (simhash 0x…)
+//	content-repetition  content-repetition: 5 URLs under /missing/{*} served the same page (simhash 0x…, same links)
+//	                    content-repetition: 5 URLs of example.com served identical content (simhash 0x…)
 //
 // Where a reason quotes a pattern, digit runs are written {n}, hexadecimal
 // identifiers and UUIDs {id}, the varying part {v}, {date} or {*}.
@@ -101,57 +119,18 @@ const (
 	// RuleSessionID rejects URLs carrying a session identifier or another
 	// long random token.
 	RuleSessionID Rule = "session-id"
-	// RuleCalendar rejects dates far from now and walks through a calendar
-	// that go on too long.
-	//
-	// Dates are read from the path in these forms: a year, month and day
-	// in three segments (/2031/01/15/) or one (/2031-01-15,
-	// /2031-01-15.html), a year and month in two segments (/2031/01/) or
-	// one (/2031-01), a year from 1900 to 2199 alone right after a
-	// calendar word (/calendar/2031/; the words are calendar, cal, events,
-	// archive, schedule, day, month, year and a few more), and YYYYMMDD
-	// (years 1900 to 2199) right after a calendar word. From the query
-	// they are read as YYYY-MM or YYYY-MM-DD in any value, YYYYMMDD in a
-	// parameter named date, d, from, to or the like, and year, month and
-	// day parameters (?year=2031&month=1&day=15; also y, m, d and a few
-	// other languages' names). A year is a four-digit number from 1000 to
-	// 2999, or up to 9999 after a calendar word among the path segments
-	// before it or in a parameter named for a date, year or month (so
-	// /calendar/4711/5/20 and ?year=3001 hold dates, /item/4711/5/20 and
-	// ?sku=4711-05-20 none).
-	//
-	// Ids take the same forms: /t/some-topic/1234/5 is post 5 of forum
-	// topic 1234, /product/2500/3 page 3 of a product. So a year and month
-	// alone, with no day, no calendar word among the path segments before
-	// them (/events/music/2031/01/) and no parameter name that says date,
-	// year or month (?from=2031-01, ?year=2031, or y together with a month
-	// parameter: y alone is as often a coordinate), are a bare date, taken
-	// for a date only within the range below (with the default for a limit
-	// that is switched off). Outside it they are an id, unless the link
-	// leads there from a page of the same URL shape whose date in the same
-	// place is taken for a date and lies one month or one year away: a
-	// calendar's previous or next link that leaves the range. A link to
-	// such an id from a page of the same shape whose bare date in the
-	// same place lies outside the range too is a step of a walk (below):
-	// a calendar that a jump took out of the range (a year picker, a link
-	// from a page without a date) is limited there as inside it.
-	//
-	// The rule rejects a date more than Config.YearsAhead years after the
-	// month of now, and a calendar page (the path ends in the date, or the
-	// date is in the query) more than Config.YearsBehind years before it,
-	// counting in months (in years for a year alone); dated articles
-	// (/1999/05/01/title) are never too old. It also rejects a link from a
-	// page to a URL of the same shape with another date once more than
-	// Config.MaxCalendarSteps distinct dates of that shape were reached
-	// that way (a walk). A walk through bare dates is rejected only once
-	// one of its links crossed into another year by a month or a year
-	// (from 2025/12 to 2026/01, or from 2025/06 to 2026/06): a calendar
-	// does so within twelve steps, the pages of an item numbered like a
-	// year (/product/2003/2 to /product/2003/3, /t/topic/2841/2 to
-	// /t/topic/2841/3) never.
+	// RuleCalendar rejects dates far from now (Config.YearsAhead,
+	// YearsBehind) and walks through previous/next links that go on too
+	// long (MaxCalendarSteps): a calendar pages forever. Dates are read
+	// from the path and query in the common forms (scanDates). A year
+	// and month alone, with no calendar word or date parameter near them,
+	// are as often an id (/t/topic/2841/5), so they count as a date only
+	// within the range, and a walk through them is limited only once it
+	// crossed a year, which a calendar does within twelve steps and the
+	// pages of an item never do. Dated articles are never too old.
 	RuleCalendar Rule = "calendar"
 	// RuleContentRepetition rejects URLs of a pattern (or a whole host)
-	// that kept serving the same content, as reported through Observe.
+	// that kept serving the same page, as reported through ObservePage.
 	RuleContentRepetition Rule = "content-repetition"
 	// RuleDomainBudget rejects hosts beyond the number a registrable
 	// domain may have (subdomain farms).
@@ -368,17 +347,19 @@ type Config struct {
 
 	// ContentRepeats is how many distinct URLs of one pattern (the path
 	// with digits folded and its last segment a wildcard, plus the query's
-	// parameter names) must serve the same or nearly the same content,
-	// making up at least half of the pattern's reports, before the
-	// pattern is stopped (default 5).
+	// parameter names) must serve the same page (fingerprints within
+	// ContentDistance and the same links) or identical text (the same
+	// fingerprint), making up at least half of the pattern's reports,
+	// before the pattern is stopped (default 5).
 	ContentRepeats int
-	// HostContentRepeats is the same for a whole host: how many distinct
-	// URLs of a host must serve the same content, making up at least half
-	// of the host's reports, before the host is stopped (default 5).
+	// HostContentRepeats is the same for a whole host, counting only a
+	// group that spans more than one pattern, so that a run of soft 404s
+	// stops their pattern, not the site (default 5).
 	HostContentRepeats int
 	// ContentDistance is the largest Hamming distance between two 64-bit
-	// SimHash fingerprints that still counts as the same content
-	// (default 3, as Manku, Jain and Das Sarma, WWW 2007).
+	// SimHash fingerprints of pages with the same links that still counts
+	// as the same page (default 3, as Manku, Jain and Das Sarma, WWW
+	// 2007).
 	ContentDistance int
 
 	// MaxHosts bounds the hosts (and, separately, the registrable

@@ -575,3 +575,35 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("accepted %d URLs, budget 100", total)
 	}
 }
+
+// TestFirstVerdictOnce: however reports interleave, exactly one verdict
+// establishes a stop, so a caller logs it once.
+func TestFirstVerdictOnce(t *testing.T) {
+	d := New(Config{})
+	var wg sync.WaitGroup
+	firsts := make([]int, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				u := fmt.Sprintf("http://s.example/missing/w%dp%d", w, i)
+				v := d.ObservePage(Page{URL: u, Fingerprint: 0xbad, Links: []string{"http://s.example/"}})
+				if v.First {
+					firsts[w]++
+				}
+				if v := d.JudgeAt(now, Candidate{URL: u + "x"}); v.First {
+					t.Errorf("judgement after the stop: %v marked first", v)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, n := range firsts {
+		total += n
+	}
+	if total != 1 {
+		t.Fatalf("%d verdicts marked first, want 1", total)
+	}
+}
