@@ -15,12 +15,18 @@
 // Features are word shingles. The text is split into tokens, maximal runs
 // of Unicode letters and digits (a combining mark continues a token),
 // lower-cased rune by rune with unicode.ToLower; everything else
-// separates tokens. A token of digits only is replaced by a placeholder
-// unless Fingerprinter.KeepNumbers is set: numbers (dates, counters,
-// edition numbers) are the commonest difference between near-duplicate
-// pages. Each window of Shingle consecutive tokens (default 3)
-// is one feature. All hashes are fixed and documented, so fingerprints are
-// stable across processes, platforms and releases:
+// separates tokens. Numbers are tokens like words: a catalogue's prices
+// and SKUs and a manual's section numbers are what tells its pages apart
+// (Fingerprinter.FoldNumbers makes every all-digit token one placeholder,
+// as Version 1 did). Each window of Shingle consecutive tokens (default
+// 3) is one feature, and a feature counts once however often the text
+// repeats it, so that a phrase repeated down a page (a table of contents'
+// "1 2 3", a row label) cannot outvote the rest of it. FingerprintPage and
+// FingerprintHTML also take the page's title: its features weigh as much
+// together as the text's, because pages of one template differ mostly in
+// their titles while copies of one page share theirs. All hashes are
+// fixed and documented, so fingerprints are stable across processes and
+// platforms, and change only with Version:
 //
 //   - a token hashes to FNV-1a 64 of its lower-cased UTF-8 bytes (the
 //     number placeholder to FNV-1a 64 of "#");
@@ -62,6 +68,19 @@ import (
 	"unicode/utf8"
 	"unsafe"
 )
+
+// Version identifies the features and weights of Fingerprint,
+// FingerprintPage and FingerprintHTML with default options. Fingerprints
+// of different versions are not comparable: a store that keeps
+// fingerprints records the Version it was written with and does not
+// compare them with fingerprints of another (see Options.Tables and the
+// storage packages). It changes whenever the features do.
+//
+//   - 1: numbers folded into one placeholder, a repeated feature counted
+//     each time, no title.
+//   - 2: numbers kept, each distinct feature counted once, the title
+//     weighing half (FingerprintPage, FingerprintHTML).
+const Version = 2
 
 // DefaultShingle is the number of tokens per feature when
 // Options.Shingle is zero.
