@@ -15,21 +15,23 @@
 // Features are word shingles. The text is split into tokens, maximal runs
 // of Unicode letters and digits (a combining mark continues a token),
 // lower-cased rune by rune with unicode.ToLower; everything else
-// separates tokens. Numbers are tokens like words: a catalogue's prices
-// and SKUs and a manual's section numbers are what tells its pages apart
-// (Fingerprinter.FoldNumbers makes every all-digit token one placeholder,
-// as Version 1 did). Each window of Shingle consecutive tokens (default
-// 3) is one feature, and a feature counts once however often the text
-// repeats it, so that a phrase repeated down a page (a table of contents'
-// "1 2 3", a row label) cannot outvote the rest of it. FingerprintPage and
-// FingerprintHTML also take the page's title: its features weigh as much
-// together as the text's, because pages of one template differ mostly in
-// their titles while copies of one page share theirs. All hashes are
-// fixed and documented, so fingerprints are stable across processes and
-// platforms, and change only with Version:
+// separates tokens. A number (a token of digits only) is a feature of its
+// own, and "#" in the shingles around it: a catalogue's prices and SKUs
+// and a manual's section numbers tell its pages apart, while a changed
+// date or counter changes one feature, not Shingle of them
+// (Fingerprinter.FoldNumbers drops the number features, as Version 1
+// did). Each window of Shingle consecutive tokens (default 3) is one
+// feature, and a feature counts once however often the text repeats it,
+// so that a phrase repeated down a page (a row label, a numbering) cannot
+// outvote the rest of it. FingerprintPage and FingerprintHTML also take
+// the page's title, weighing as much as the text, because pages of one
+// template differ mostly in their titles while copies of one page share
+// theirs. All hashes are fixed and documented, so fingerprints are stable
+// across processes and platforms, and change only with Version:
 //
 //   - a token hashes to FNV-1a 64 of its lower-cased UTF-8 bytes (the
-//     number placeholder to FNV-1a 64 of "#");
+//     number placeholder to FNV-1a 64 of "#"), and a number's own feature
+//     is FeatureHash of its digits;
 //   - a shingle of tokens t1..tn hashes to fmix64(g) where g starts at the
 //     FNV-64 offset basis and g = (g XOR h(ti)) · FNV-64 prime for each
 //     token in order, and fmix64 is MurmurHash3's 64-bit finalizer (so
@@ -78,8 +80,9 @@ import (
 //
 //   - 1: numbers folded into one placeholder, a repeated feature counted
 //     each time, no title.
-//   - 2: numbers kept, each distinct feature counted once, the title
-//     weighing half (FingerprintPage, FingerprintHTML).
+//   - 2: numbers are features, each distinct feature counts once, and
+//     the title weighs as much as the text (FingerprintPage,
+//     FingerprintHTML).
 const Version = 2
 
 // DefaultShingle is the number of tokens per feature when
@@ -148,16 +151,16 @@ func FingerprintPage(title, text string) uint64 {
 }
 
 // FingerprintPage returns the fingerprint of a page's text together with
-// its title (the HTML <title>), the two weighing the same: each title
-// feature weighs 1/n of half the total for a title of n features, each
-// text feature 1/m of the other half. The title is what a site says a
-// page is about, and the one part that tells apart the pages of one
-// template (product pages, documentation sections) whose texts differ
-// in a few names and numbers: pages with different titles are at least
-// about 20 bits apart whatever their texts, while copies of one page
-// (same title, text differing in a date, counter or ad) stay as close as
-// their texts are, or closer. With an empty title it is Fingerprint(text).
-// It does not allocate.
+// its title (the HTML <title>), the two weighing the same: each part's
+// vector of ±1 per feature is scaled to unit length before they are
+// added. The title is what a site says a page is about, and the part that
+// tells apart the pages of one template (product pages, documentation
+// sections) whose texts differ in a few names and numbers: titles with no
+// feature in common put two pages about 21 bits apart on average even if
+// their texts are identical, while copies of one page (same title, text
+// differing in a date, a counter or an ad) come out closer than their
+// texts alone. With an empty title it is Fingerprint(text). It does not
+// allocate once warm (the feature sets are pooled).
 func (f *Fingerprinter) FingerprintPage(title, text string) uint64 {
 	var st, tt textState
 	st.init(f)
@@ -215,10 +218,7 @@ func (st *textState) writeString(s string) {
 	// The token state lives in locals in the ASCII loop and is synced
 	// with st around the rarer calls that need it.
 	h, in, alpha := st.h, st.inToken, st.alpha
-	numbers := uint64(0)
-	if st.foldNumbers {
-		numbers = numberHash()
-	}
+	numbers := numberHash()
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -230,7 +230,10 @@ func (st *textState) writeString(s string) {
 			} else if in {
 				if st.trace == nil {
 					// endToken, inlined for the common case.
-					if !alpha && numbers != 0 {
+					if !alpha {
+						if !st.foldNumbers {
+							st.feature(fmix64((fnvOffset ^ h) * fnvPrime))
+						}
 						h = numbers
 					}
 					st.last[uint(st.n)%MaxShingle] = h
@@ -308,8 +311,8 @@ func (st *textState) rune(r rune) {
 	}
 }
 
-// numberHash is the hash of every all-digit token with FoldNumbers:
-// FNV-1a 64 of "#", which no token can be.
+// numberHash is the hash of every all-digit token in shingles: FNV-1a 64
+// of "#", which no token can be.
 func numberHash() uint64 {
 	h := uint64(fnvOffset)
 	return (h ^ '#') * fnvPrime
@@ -318,7 +321,10 @@ func numberHash() uint64 {
 // endToken completes the token whose hash is st.h, emits the shingle it
 // completes, and resets the token state.
 func (st *textState) endToken() {
-	if !st.alpha && st.foldNumbers {
+	if !st.alpha {
+		if !st.foldNumbers {
+			st.feature(fmix64((fnvOffset ^ st.h) * fnvPrime))
+		}
 		st.h = numberHash()
 	}
 	st.inToken, st.alpha = false, false
@@ -382,11 +388,13 @@ func (st *textState) sum() uint64 {
 	return st.acc.sum()
 }
 
-// sumTitled is the fingerprint of a text (st) and its title (title), each
-// of whose features weighs 1/n of its part (n being the part's feature
-// count), so that the two parts weigh the same: bit i is 1 where
-// (2·ones_text − n_text)·n_title + (2·ones_title − n_title)·n_text > 0.
-// A part without features leaves the other's fingerprint unchanged.
+// sumTitled is the fingerprint of a text (st) and its title (title),
+// each part's vector of ±1 per feature scaled to unit length, so that the
+// two weigh the same however many features each has: with A = 2·ones − n
+// of the text's n features and B that of the title's m features, bit i
+// is 1 where A/√n + B/√m > 0. The sign is decided in integers (A and B
+// of the same sign, else A²·m against B²·n), so it is exact on every
+// platform. A part without features leaves the other's fingerprint.
 func (st *textState) sumTitled(title *textState) uint64 {
 	st.finish()
 	title.finish()
@@ -398,13 +406,27 @@ func (st *textState) sumTitled(title *textState) uint64 {
 		return a.sum()
 	}
 	var fp uint64
-	na, nb := int64(a.n), int64(b.n)
+	n, m := int64(a.n), int64(b.n)
 	for i := range a.ones {
-		if (2*int64(a.ones[i])-na)*nb+(2*int64(b.ones[i])-nb)*na > 0 {
+		if positiveSum(2*int64(a.ones[i])-n, n, 2*int64(b.ones[i])-m, m) {
 			fp |= 1 << i
 		}
 	}
 	return fp
+}
+
+// positiveSum reports whether x/√n + y/√m > 0, for n, m > 0.
+func positiveSum(x, n, y, m int64) bool {
+	switch {
+	case x >= 0 && y >= 0:
+		return x > 0 || y > 0
+	case x <= 0 && y <= 0:
+		return false
+	case x > 0: // y < 0
+		return x*x*m > y*y*n
+	default: // x < 0 < y
+		return y*y*n > x*x*m
+	}
 }
 
 // fmix64 is MurmurHash3's 64-bit finalizer.

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
-	"strings"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	cpebble "github.com/cockroachdb/pebble"
