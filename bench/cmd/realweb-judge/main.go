@@ -548,7 +548,11 @@ func prefix(p string, n int) string {
 }
 
 func writeList(name string, l []string) {
-	if err := os.WriteFile(name, []byte(strings.Join(l, "\n")+"\n"), 0o644); err != nil {
+	var b []byte
+	if len(l) > 0 {
+		b = []byte(strings.Join(l, "\n") + "\n")
+	}
+	if err := os.WriteFile(name, b, 0o644); err != nil {
 		fatal(err)
 	}
 }
