@@ -8,10 +8,16 @@ import (
 )
 
 func Example() {
-	body := strings.Repeat("Crawlers fetch pages, extract links and follow them politely. ", 20)
-	original := simhash.Fingerprint(body + "Published on Monday.")
-	republished := simhash.Fingerprint(body + "Published on Tuesday.")
-	other := simhash.Fingerprint("A recipe: knead the dough for ten minutes, then let it rise overnight.")
+	// An article of about 400 words, and a copy of it with another date.
+	var article strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&article, "Crawler %s fetches page %s of the site, extracts its links and waits politely. ",
+			[]string{"one", "two", "three", "four", "five"}[i%5], []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}[i%8])
+	}
+	body := article.String()
+	original := simhash.FingerprintPage("How crawlers work", "Published on 2026-03-02. "+body)
+	republished := simhash.FingerprintPage("How crawlers work", "Published on 2026-03-09. "+body)
+	other := simhash.FingerprintPage("Bread", "A recipe: knead the dough for ten minutes, then let it rise overnight.")
 
 	fmt.Println("edited copy within 3 bits:", simhash.Distance(original, republished) <= 3)
 	fmt.Println("unrelated text over 20 bits away:", simhash.Distance(original, other) > 20)

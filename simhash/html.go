@@ -20,30 +20,40 @@ func FingerprintHTML(r io.Reader) (uint64, error) {
 	return f.FingerprintHTML(r)
 }
 
-// FingerprintHTML returns the fingerprint of the visible text of the HTML
-// document read from r, streaming it through the golang.org/x/net/html
-// tokenizer. The contents of head, script, style, noscript, template, svg,
-// math, iframe, object and nav elements are skipped: they are not page
-// text, or (nav) are boilerplate shared by every page of a site that would
-// make distinct pages look alike. Tags of inline elements (a, b, em, span,
-// ...) do not break words; all other tags do. Character references are
-// decoded. A single token (tag or text run) over 4 MiB is an error.
+// FingerprintHTML returns the fingerprint of the HTML document read from
+// r: FingerprintPage of its title (the first <title> outside svg, math
+// and template) and its visible text, streaming it through the
+// golang.org/x/net/html tokenizer. The contents of head, title, script, style,
+// noscript, template, svg, math, iframe, object and nav elements are not
+// text: they are not page text, or (nav) are boilerplate shared by every
+// page of a site that would make distinct pages look alike. Tags of
+// inline elements (a, b, em, span, ...) do not break words; all other
+// tags do. Character references are decoded. A single token (tag or text
+// run) over 4 MiB is an error.
 func (f *Fingerprinter) FingerprintHTML(r io.Reader) (uint64, error) {
-	var st textState
+	var st, title textState
 	st.init(f)
+	title.init(f)
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxHTMLToken)
-	skip := 0 // depth inside skipped elements
+	skip := 0    // depth inside skipped elements
+	foreign := 0 // depth inside svg, math and template, whose titles are not the page's
+	inTitle, titleSeen := false, false
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
 			if err := z.Err(); !errors.Is(err, io.EOF) {
+				st.release()
+				title.release()
 				return 0, fmt.Errorf("simhash: reading HTML: %w", err)
 			}
-			return st.sum(), nil
+			return st.sumTitled(&title), nil
 		case html.TextToken:
-			if skip == 0 {
+			switch {
+			case inTitle:
+				title.writeBytes(z.Text())
+			case skip == 0:
 				st.writeBytes(z.Text())
 			}
 		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
@@ -51,11 +61,26 @@ func (f *Fingerprinter) FingerprintHTML(r io.Reader) (uint64, error) {
 			if a == atom.Body && tt == html.StartTagToken {
 				skip = 0 // an unclosed head or nav ends where the body starts
 			}
-			if skippedElement(a) && tt != html.SelfClosingTagToken {
-				if tt == html.StartTagToken {
-					skip++
-				} else if skip > 0 {
-					skip--
+			if tt != html.SelfClosingTagToken {
+				switch a {
+				case atom.Svg, atom.Math, atom.Template:
+					if tt == html.StartTagToken {
+						foreign++
+					} else if foreign > 0 {
+						foreign--
+					}
+				case atom.Title:
+					// The tokenizer reads a title's content as one text
+					// run up to </title>, so no tag comes in between.
+					inTitle = tt == html.StartTagToken && !titleSeen && foreign == 0
+					titleSeen = titleSeen || inTitle
+				}
+				if skippedElement(a) {
+					if tt == html.StartTagToken {
+						skip++
+					} else if skip > 0 {
+						skip--
+					}
 				}
 			}
 			if !inlineElement(a) {
@@ -111,7 +136,7 @@ func (st *textState) separate() {
 
 func skippedElement(a atom.Atom) bool {
 	switch a {
-	case atom.Head, atom.Script, atom.Style, atom.Noscript, atom.Template,
+	case atom.Head, atom.Title, atom.Script, atom.Style, atom.Noscript, atom.Template,
 		atom.Svg, atom.Math, atom.Iframe, atom.Object, atom.Nav:
 		return true
 	}

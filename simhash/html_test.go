@@ -18,8 +18,14 @@ func TestFingerprintHTMLVisibleTextOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := Fingerprint(seedA); got != want {
-		t.Fatalf("HTML fingerprint %016x, plain text %016x (distance %d)", got, want, Distance(got, want))
+	if want := FingerprintPage("Site name", seedA); got != want {
+		t.Fatalf("HTML fingerprint %016x, FingerprintPage %016x (distance %d)", got, want, Distance(got, want))
+	}
+	// Only the first title outside svg counts; a page without one is its
+	// text alone.
+	got, _ = FingerprintHTML(strings.NewReader(`<svg><title>icon</title></svg><title>Real</title><title>Second</title><p>brown fox`))
+	if got != FingerprintPage("Real", "brown fox") {
+		t.Fatal("the title is not the first one outside svg")
 	}
 	// Block-level tags separate words.
 	got, _ = FingerprintHTML(strings.NewReader("<p>brown</p><p>fox</p>"))
@@ -27,7 +33,7 @@ func TestFingerprintHTMLVisibleTextOnly(t *testing.T) {
 		t.Fatal("block tags did not separate words")
 	}
 	// An unclosed <head> ends at <body>.
-	got, _ = FingerprintHTML(strings.NewReader("<head><title>x</title><body>brown fox"))
+	got, _ = FingerprintHTML(strings.NewReader("<head><nav>x</nav><body>brown fox"))
 	if got != Fingerprint("brown fox") {
 		t.Fatal("body text after an unclosed head was skipped")
 	}

@@ -63,7 +63,9 @@ type Options struct {
 	// Index), and NewIndex opens the entries already in it. NewIndex
 	// records K and Blocks in an empty table store and refuses one
 	// recorded with other values (ErrInvalidOptions), whose tables would
-	// not match. Store and Tables are exclusive.
+	// not match. It records the fingerprint Version too, and refuses a
+	// store of another version with a *VersionError
+	// (ErrVersionMismatch). Store and Tables are exclusive.
 	Tables TableStore
 }
 

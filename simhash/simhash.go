@@ -15,15 +15,23 @@
 // Features are word shingles. The text is split into tokens, maximal runs
 // of Unicode letters and digits (a combining mark continues a token),
 // lower-cased rune by rune with unicode.ToLower; everything else
-// separates tokens. A token of digits only is replaced by a placeholder
-// unless Fingerprinter.KeepNumbers is set: numbers (dates, counters,
-// edition numbers) are the commonest difference between near-duplicate
-// pages. Each window of Shingle consecutive tokens (default 3)
-// is one feature. All hashes are fixed and documented, so fingerprints are
-// stable across processes, platforms and releases:
+// separates tokens. A number (a token of digits only) is a feature of its
+// own, and "#" in the shingles around it: a catalogue's prices and SKUs
+// and a manual's section numbers tell its pages apart, while a changed
+// date or counter changes one feature, not Shingle of them
+// (Fingerprinter.FoldNumbers drops the number features, as Version 1
+// did). Each window of Shingle consecutive tokens (default 3) is one
+// feature, and a feature counts once however often the text repeats it,
+// so that a phrase repeated down a page (a row label, a numbering) cannot
+// outvote the rest of it. FingerprintPage and FingerprintHTML also take
+// the page's title, weighing as much as the text, because pages of one
+// template differ mostly in their titles while copies of one page share
+// theirs. All hashes are fixed and documented, so fingerprints are stable
+// across processes and platforms, and change only with Version:
 //
 //   - a token hashes to FNV-1a 64 of its lower-cased UTF-8 bytes (the
-//     number placeholder to FNV-1a 64 of "#");
+//     number placeholder to FNV-1a 64 of "#"), and a number's own feature
+//     is FeatureHash of its digits;
 //   - a shingle of tokens t1..tn hashes to fmix64(g) where g starts at the
 //     FNV-64 offset basis and g = (g XOR h(ti)) · FNV-64 prime for each
 //     token in order, and fmix64 is MurmurHash3's 64-bit finalizer (so
@@ -57,10 +65,25 @@ package simhash
 
 import (
 	"math/bits"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
 )
+
+// Version identifies the features and weights of Fingerprint,
+// FingerprintPage and FingerprintHTML with default options. Fingerprints
+// of different versions are not comparable: a store that keeps
+// fingerprints records the Version it was written with and does not
+// compare them with fingerprints of another (see Options.Tables and the
+// storage packages). It changes whenever the features do.
+//
+//   - 1: numbers folded into one placeholder, a repeated feature counted
+//     each time, no title.
+//   - 2: numbers are features, each distinct feature counts once, and
+//     the title weighs as much as the text (FingerprintPage,
+//     FingerprintHTML).
+const Version = 2
 
 // DefaultShingle is the number of tokens per feature when
 // Options.Shingle is zero.
@@ -94,13 +117,12 @@ type Fingerprinter struct {
 	// MaxShingle; zero means DefaultShingle and larger values are clamped
 	// to MaxShingle.
 	Shingle int
-	// KeepNumbers makes tokens of digits only ("2024", "17") features in
-	// their own right. By default every such token is the same
-	// placeholder, so that the dates, counters, edition and version
-	// numbers that differ between otherwise identical pages do not
-	// separate them; tokens mixing letters and digits ("v2", "mp3") are
-	// always kept.
-	KeepNumbers bool
+	// FoldNumbers replaces every token of digits only ("2024", "17") by
+	// one placeholder, as Version 1 always did. It is off by default:
+	// folded, the prices and SKUs of a catalogue or the section numbers
+	// of documentation become one token, and pages made mostly of them
+	// look alike.
+	FoldNumbers bool
 }
 
 func (f *Fingerprinter) shingle() int {
@@ -121,6 +143,33 @@ func (f *Fingerprinter) Fingerprint(text string) uint64 {
 	return st.sum()
 }
 
+// FingerprintPage returns the fingerprint of a page's title and text with
+// the default options. See Fingerprinter.FingerprintPage.
+func FingerprintPage(title, text string) uint64 {
+	var f Fingerprinter
+	return f.FingerprintPage(title, text)
+}
+
+// FingerprintPage returns the fingerprint of a page's text together with
+// its title (the HTML <title>), the two weighing the same: each part's
+// vector of ±1 per feature is scaled to unit length before they are
+// added. The title is what a site says a page is about, and the part that
+// tells apart the pages of one template (product pages, documentation
+// sections) whose texts differ in a few names and numbers: titles with no
+// feature in common put two pages about 21 bits apart on average even if
+// their texts are identical, while copies of one page (same title, text
+// differing in a date, a counter or an ad) come out closer than their
+// texts alone. With an empty title it is Fingerprint(text). It does not
+// allocate once warm (the feature sets are pooled).
+func (f *Fingerprinter) FingerprintPage(title, text string) uint64 {
+	var st, tt textState
+	st.init(f)
+	tt.init(f)
+	st.writeString(text)
+	tt.writeString(title)
+	return st.sumTitled(&tt)
+}
+
 // FingerprintBytes is Fingerprint for a byte slice.
 func (f *Fingerprinter) FingerprintBytes(text []byte) uint64 {
 	var st textState
@@ -139,15 +188,16 @@ type textState struct {
 	h           uint64             // hash of the token being read
 	inToken     bool
 	alpha       bool // the token has a character that is not a digit
-	keepNumbers bool
+	foldNumbers bool
 	utf8Tail    [utf8.UTFMax]byte // a rune split across writeBytes calls
 	tailLen     int
-	trace       *[]uint64 // tests: records token hashes when not nil
+	set         *featureSet // features seen, taken from the pool at the first
+	trace       *[]uint64   // tests: records token hashes when not nil
 }
 
 func (st *textState) init(f *Fingerprinter) {
 	st.w = f.shingle()
-	st.keepNumbers = f != nil && f.KeepNumbers
+	st.foldNumbers = f != nil && f.FoldNumbers
 	st.h = fnvOffset
 }
 
@@ -168,10 +218,7 @@ func (st *textState) writeString(s string) {
 	// The token state lives in locals in the ASCII loop and is synced
 	// with st around the rarer calls that need it.
 	h, in, alpha := st.h, st.inToken, st.alpha
-	numbers := uint64(numberHash())
-	if st.keepNumbers {
-		numbers = 0
-	}
+	numbers := numberHash()
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -183,13 +230,16 @@ func (st *textState) writeString(s string) {
 			} else if in {
 				if st.trace == nil {
 					// endToken, inlined for the common case.
-					if !alpha && numbers != 0 {
+					if !alpha {
+						if !st.foldNumbers {
+							st.feature(fmix64((fnvOffset ^ h) * fnvPrime))
+						}
 						h = numbers
 					}
 					st.last[uint(st.n)%MaxShingle] = h
 					st.n++
 					if st.n >= st.w {
-						st.acc.add(st.shingleHash(st.w))
+						st.feature(st.shingleHash(st.w))
 					}
 				} else {
 					st.h, st.alpha = h, alpha
@@ -261,8 +311,8 @@ func (st *textState) rune(r rune) {
 	}
 }
 
-// numberHash is the hash of every all-digit token unless KeepNumbers is
-// set: FNV-1a 64 of "#", which no token can be.
+// numberHash is the hash of every all-digit token in shingles: FNV-1a 64
+// of "#", which no token can be.
 func numberHash() uint64 {
 	h := uint64(fnvOffset)
 	return (h ^ '#') * fnvPrime
@@ -271,7 +321,10 @@ func numberHash() uint64 {
 // endToken completes the token whose hash is st.h, emits the shingle it
 // completes, and resets the token state.
 func (st *textState) endToken() {
-	if !st.alpha && !st.keepNumbers {
+	if !st.alpha {
+		if !st.foldNumbers {
+			st.feature(fmix64((fnvOffset ^ st.h) * fnvPrime))
+		}
 		st.h = numberHash()
 	}
 	st.inToken, st.alpha = false, false
@@ -282,7 +335,17 @@ func (st *textState) endToken() {
 	st.n++
 	st.h = fnvOffset
 	if st.n >= st.w {
-		st.acc.add(st.shingleHash(st.w))
+		st.feature(st.shingleHash(st.w))
+	}
+}
+
+// feature counts feature h unless the text had it already.
+func (st *textState) feature(h uint64) {
+	if st.set == nil {
+		st.set = featureSets.Get().(*featureSet)
+	}
+	if st.set.insert(h) {
+		st.acc.add(h)
 	}
 }
 
@@ -295,7 +358,9 @@ func (st *textState) shingleHash(k int) uint64 {
 	return fmix64(g)
 }
 
-func (st *textState) sum() uint64 {
+// finish ends the text: it completes the last token and the short-text
+// feature, flushes the counter and returns the feature set to the pool.
+func (st *textState) finish() {
 	if st.inToken {
 		st.endToken()
 	}
@@ -303,9 +368,65 @@ func (st *textState) sum() uint64 {
 		st.tailLen = 0
 	}
 	if st.n > 0 && st.n < st.w {
-		st.acc.add(st.shingleHash(st.n))
+		st.feature(st.shingleHash(st.n))
 	}
+	st.release()
+	st.acc.flush()
+}
+
+// release returns the feature set to the pool.
+func (st *textState) release() {
+	if st.set != nil {
+		st.set.reset()
+		featureSets.Put(st.set)
+		st.set = nil
+	}
+}
+
+func (st *textState) sum() uint64 {
+	st.finish()
 	return st.acc.sum()
+}
+
+// sumTitled is the fingerprint of a text (st) and its title (title),
+// each part's vector of ±1 per feature scaled to unit length, so that the
+// two weigh the same however many features each has: with A = 2·ones − n
+// of the text's n features and B that of the title's m features, bit i
+// is 1 where A/√n + B/√m > 0. The sign is decided in integers (A and B
+// of the same sign, else A²·m against B²·n), so it is exact on every
+// platform. A part without features leaves the other's fingerprint.
+func (st *textState) sumTitled(title *textState) uint64 {
+	st.finish()
+	title.finish()
+	a, b := &st.acc, &title.acc
+	if a.n == 0 || b.n == 0 {
+		if a.n == 0 {
+			return b.sum()
+		}
+		return a.sum()
+	}
+	var fp uint64
+	n, m := int64(a.n), int64(b.n)
+	for i := range a.ones {
+		if positiveSum(2*int64(a.ones[i])-n, n, 2*int64(b.ones[i])-m, m) {
+			fp |= 1 << i
+		}
+	}
+	return fp
+}
+
+// positiveSum reports whether x/√n + y/√m > 0, for n, m > 0.
+func positiveSum(x, n, y, m int64) bool {
+	switch {
+	case x >= 0 && y >= 0:
+		return x > 0 || y > 0
+	case x <= 0 && y <= 0:
+		return false
+	case x > 0: // y < 0
+		return x*x*m > y*y*n
+	default: // x < 0 < y
+		return y*y*n > x*x*m
+	}
 }
 
 // fmix64 is MurmurHash3's 64-bit finalizer.
@@ -368,7 +489,9 @@ func (c *counter) flush() {
 // sum sets bit i where more than half of the features have bit i set
 // (the sum of ±1 is positive).
 func (c *counter) sum() uint64 {
-	c.flush()
+	if c.inLane > 0 {
+		c.flush()
+	}
 	var fp uint64
 	for i, o := range c.ones {
 		if 2*o > c.n {
@@ -376,6 +499,76 @@ func (c *counter) sum() uint64 {
 		}
 	}
 	return fp
+}
+
+// featureSet is the set of feature hashes a text has produced, so that a
+// repeated feature counts once: an open-addressing table of hashes (0
+// marks a free slot, so hash 0 has a flag of its own), indexed by the low
+// bits of the already well-mixed hash and at most half full.
+type featureSet struct {
+	slots []uint64
+	n     int
+	zero  bool
+}
+
+// Sizes of a featureSet's table: the first, and the largest kept in the
+// pool (1 MiB, about the 128 KiB of text the crawler keeps per page).
+const (
+	minSetSlots  = 1 << 8
+	maxPoolSlots = 1 << 17
+)
+
+var featureSets = sync.Pool{New: func() any { return &featureSet{slots: make([]uint64, minSetSlots)} }}
+
+// insert adds h and reports whether it was new.
+func (s *featureSet) insert(h uint64) bool {
+	if h == 0 {
+		if s.zero {
+			return false
+		}
+		s.zero = true
+		return true
+	}
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return true
+		case h:
+			return false
+		}
+	}
+}
+
+func (s *featureSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, 2*len(old))
+	mask := uint64(len(s.slots) - 1)
+	for _, h := range old {
+		if h == 0 {
+			continue
+		}
+		i := h & mask
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = h
+	}
+}
+
+// reset empties the set, shrinking a table grown past maxPoolSlots.
+func (s *featureSet) reset() {
+	if len(s.slots) > maxPoolSlots {
+		s.slots = make([]uint64, minSetSlots)
+	} else {
+		clear(s.slots)
+	}
+	s.n, s.zero = 0, false
 }
 
 // Accumulator builds a fingerprint from caller-chosen features and

@@ -3,6 +3,7 @@ package simhash
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -163,13 +164,13 @@ func TestTokenization(t *testing.T) {
 			t.Errorf("%q and %q have the same fingerprint", p[0], p[1])
 		}
 	}
-	// Numbers are one placeholder by default, themselves with KeepNumbers.
-	if Fingerprint("updated 2024-01-02 edition 3") != Fingerprint("updated 1999-12-31 edition 12") {
-		t.Error("all-digit tokens are not folded by default")
+	// Numbers are tokens by default, one placeholder with FoldNumbers.
+	if Fingerprint("edition 3 of 7") == Fingerprint("edition 4 of 7") {
+		t.Error("all-digit tokens are folded by default")
 	}
-	keep := Fingerprinter{KeepNumbers: true}
-	if keep.Fingerprint("edition 3 of 7") == keep.Fingerprint("edition 4 of 7") {
-		t.Error("KeepNumbers does not keep numbers")
+	fold := Fingerprinter{FoldNumbers: true}
+	if fold.Fingerprint("updated 2024-01-02 edition 3") != fold.Fingerprint("updated 1999-12-31 edition 12") {
+		t.Error("FoldNumbers does not fold numbers")
 	}
 	if Fingerprint("") != 0 || Fingerprint(" ,.;!? ") != 0 {
 		t.Error("text without tokens has a non-zero fingerprint")
@@ -312,15 +313,20 @@ func TestFingerprintDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// refFingerprint is the documented algorithm written out plainly: tokens
-// from refTokens, all-digit tokens replaced by "#" unless keepNumbers,
-// each window of w token hashes combined FNV-style and finalized with
-// fmix64, and the features summed with unit weights.
-func refFingerprint(s string, w int, keepNumbers bool) uint64 {
+// refFeatures is the documented feature set written out plainly: tokens
+// from refTokens, all-digit tokens replaced by "#" (and, unless
+// foldNumbers, features of their own), each window of w token hashes
+// combined FNV-style and finalized with fmix64, each distinct feature
+// once.
+func refFeatures(s string, w int, foldNumbers bool) map[uint64]bool {
 	toks := refTokens(s)
 	hs := make([]uint64, len(toks))
+	fs := map[uint64]bool{}
 	for i, t := range toks {
-		if !keepNumbers && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 {
+		if strings.IndexFunc(t, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 {
+			if !foldNumbers {
+				fs[FeatureHash(t)] = true
+			}
 			t = "#"
 		}
 		hs[i] = fnv64a(t)
@@ -332,17 +338,49 @@ func refFingerprint(s string, w int, keepNumbers bool) uint64 {
 		}
 		return fmix64(g)
 	}
-	var a Accumulator
 	switch {
 	case len(hs) == 0:
 	case len(hs) < w:
-		a.Add(combine(hs), 1)
+		fs[combine(hs)] = true
 	default:
 		for i := 0; i+w <= len(hs); i++ {
-			a.Add(combine(hs[i:i+w]), 1)
+			fs[combine(hs[i:i+w])] = true
 		}
 	}
+	return fs
+}
+
+// refFingerprint sums the features of refFeatures with unit weights.
+func refFingerprint(s string, w int, foldNumbers bool) uint64 {
+	var a Accumulator
+	for h := range refFeatures(s, w, foldNumbers) {
+		a.Add(h, 1)
+	}
 	return a.Sum()
+}
+
+// refFingerprintPage weighs the features of title and text as documented
+// for FingerprintPage: each part's ±1 vector scaled to unit length.
+func refFingerprintPage(title, text string, w int, foldNumbers bool) uint64 {
+	tf, xf := refFeatures(title, w, foldNumbers), refFeatures(text, w, foldNumbers)
+	if len(tf) == 0 || len(xf) == 0 {
+		return refFingerprint(title+" "+text, w, foldNumbers)
+	}
+	var fp uint64
+	for i := 0; i < 64; i++ {
+		v := 0.0
+		for _, part := range []map[uint64]bool{tf, xf} {
+			s := 0.0
+			for h := range part {
+				s += float64(int(h>>i&1)*2 - 1)
+			}
+			v += s / math.Sqrt(float64(len(part)))
+		}
+		if v > 1e-9 {
+			fp |= 1 << i
+		}
+	}
+	return fp
 }
 
 func TestFingerprintMatchesReference(t *testing.T) {
@@ -358,16 +396,24 @@ func TestFingerprintMatchesReference(t *testing.T) {
 		}
 		s := b.String()
 		w := 1 + i%MaxShingle
-		keep := i%3 == 0
-		f := Fingerprinter{Shingle: w, KeepNumbers: keep}
-		if got, want := f.Fingerprint(s), refFingerprint(s, w, keep); got != want {
-			t.Fatalf("shingle %d keepNumbers %v: Fingerprint %x, reference %x for %q", w, keep, got, want, s)
+		fold := i%3 == 0
+		f := Fingerprinter{Shingle: w, FoldNumbers: fold}
+		if got, want := f.Fingerprint(s), refFingerprint(s, w, fold); got != want {
+			t.Fatalf("shingle %d foldNumbers %v: Fingerprint %x, reference %x for %q", w, fold, got, want, s)
+		}
+		title := s[:len(s)*(i%5)/16]
+		if got, want := f.FingerprintPage(title, s), refFingerprintPage(title, s, w, fold); got != want {
+			t.Fatalf("shingle %d foldNumbers %v: FingerprintPage %x, reference %x for %q, %q", w, fold, got, want, title, s)
 		}
 	}
 }
 
 // TestFingerprintStable pins fingerprints: they are documented to be
-// stable across releases, so stored fingerprints stay comparable.
+// stable across processes and platforms, and to change only with Version,
+// so that stored fingerprints stay comparable. The values are those of
+// Version 2 (Version 1's were 0xd3667f7a85a8b029, 0x30c7ab44c9ffaa18 and
+// 0xba58e6ecc5d111e7: the first text has no number and no repeated
+// feature, so it kept its fingerprint).
 func TestFingerprintStable(t *testing.T) {
 	for _, c := range []struct {
 		shingle int
@@ -375,12 +421,15 @@ func TestFingerprintStable(t *testing.T) {
 		want    uint64
 	}{
 		{3, seedA, 0xd3667f7a85a8b029},
-		{1, seedA, 0x30c7ab44c9ffaa18},
-		{5, strings.Repeat("Ünïcödé text, 123 and more words. ", 20), 0xba58e6ecc5d111e7},
+		{1, seedA, 0x10078144c87f2a08},
+		{5, strings.Repeat("Ünïcödé text, 123 and more words. ", 20), 0xbe5d86e5c1d134e7},
 	} {
 		f := Fingerprinter{Shingle: c.shingle}
 		if got := f.Fingerprint(c.text); got != c.want {
 			t.Errorf("shingle %d: fingerprint %#x, pinned %#x", c.shingle, got, c.want)
 		}
+	}
+	if got, want := FingerprintPage("Quick brown fox – Fox news", seedA), uint64(0xc36677688b60f033); got != want {
+		t.Errorf("FingerprintPage: %#x, pinned %#x", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package simhash
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -49,15 +50,45 @@ type TableStore interface {
 }
 
 // layoutTable is the table that holds an Index's layout record: one row
-// with key 0, fingerprint K<<8 | Blocks and id layoutVersion.
+// with key 0, fingerprint Version<<16 | K<<8 | Blocks and id
+// layoutVersion. Records written before fingerprints had a Version have
+// zero there, and hold Version 1 fingerprints.
 const (
 	layoutTable   = 255
 	layoutVersion = 1
 )
 
 func (sc *scheme) layoutRow() Row {
-	return Row{Table: layoutTable, Fingerprint: uint64(sc.k)<<8 | uint64(len(sc.blocks)), ID: layoutVersion}
+	return Row{Table: layoutTable, Fingerprint: Version<<16 | uint64(sc.k)<<8 | uint64(len(sc.blocks)), ID: layoutVersion}
 }
+
+// recordedVersion is the fingerprint Version of a layout record.
+func recordedVersion(layout Row) int {
+	if v := int(layout.Fingerprint >> 16); v != 0 {
+		return v
+	}
+	return 1
+}
+
+// ErrVersionMismatch is returned (wrapped in a *VersionError) by NewIndex
+// for a table store written with fingerprints of another Version: the
+// index would compare fingerprints of different features. The store's
+// entries are only an index of pages seen, so the usual remedy is to
+// empty it (storage/pebble does so itself when it opens a DB of another
+// version).
+var ErrVersionMismatch = errors.New("simhash: fingerprints of another version")
+
+// VersionError reports the fingerprint Version a store was written with.
+type VersionError struct {
+	Stored, Current int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("simhash: store holds fingerprints of version %d, this is version %d", e.Stored, e.Current)
+}
+
+// Is makes a VersionError match ErrVersionMismatch.
+func (e *VersionError) Is(target error) bool { return target == ErrVersionMismatch }
 
 // openTables checks that ts was written with ix's layout (recording it if
 // ts is empty) and loads the entry count.
@@ -84,10 +115,12 @@ func (ix *Index) openTables(ts TableStore) error {
 		}
 	case len(layouts) > 1 || layouts[0].ID != layoutVersion:
 		return fmt.Errorf("%w: table store has an unknown layout record %+v", ErrInvalidOptions, layouts)
+	case recordedVersion(layouts[0]) != Version:
+		return &VersionError{Stored: recordedVersion(layouts[0]), Current: Version}
 	case layouts[0] != want:
 		fp := layouts[0].Fingerprint
 		return fmt.Errorf("%w: table store was written with K=%d Blocks=%d, not K=%d Blocks=%d",
-			ErrInvalidOptions, fp>>8, fp&0xff, ix.sc.k, len(ix.sc.blocks))
+			ErrInvalidOptions, fp>>8&0xff, fp&0xff, ix.sc.k, len(ix.sc.blocks))
 	}
 	ix.tables = ts
 	ix.n.Store(int64(n))

@@ -44,6 +44,14 @@ func TestTablesOptions(t *testing.T) {
 	if _, err := NewIndex(Options{Tables: foreign}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("store without layout: err = %v", err)
 	}
+	// A store written with fingerprints of another version: the layout
+	// record of Version 1 had no version bits.
+	old := &MemoryTables{}
+	old.PutRows([]Row{{Table: layoutTable, Fingerprint: 3<<8 | 6, ID: layoutVersion}, {Table: 0, Key: 1, Fingerprint: 1, ID: 1}})
+	var ve *VersionError
+	if _, err := NewIndex(Options{Tables: old}); !errors.Is(err, ErrVersionMismatch) || !errors.As(err, &ve) || ve.Stored != 1 || ve.Current != Version {
+		t.Fatalf("store of version 1: err = %v", err)
+	}
 	st := ix.Stats()
 	if !st.External || st.Bytes != 0 || st.Len != 1 || st.Tables != 6 {
 		t.Fatalf("Stats = %+v", st)

@@ -87,6 +87,8 @@ type DB struct {
 
 	closeMu sync.Mutex // serializes Close
 	closed  bool       // under closeMu
+
+	discardedVersion int // see DiscardedFingerprints
 }
 
 // Open opens (creating if needed) the Pebble directory dir.
@@ -112,7 +114,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.NoSync {
 		wo = cpebble.NoSync
 	}
-	return &DB{pdb: pdb, cache: cache, writeOpts: wo, dir: dir}, nil
+	db := &DB{pdb: pdb, cache: cache, writeOpts: wo, dir: dir}
+	if err := db.checkFingerprintVersion(logger); err != nil {
+		pdb.Close()
+		cache.Unref()
+		return nil, fmt.Errorf("pebble: opening %s: %w", dir, err)
+	}
+	return db, nil
 }
 
 // CacheBytes returns the size of the DB's block cache.
