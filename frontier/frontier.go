@@ -44,6 +44,10 @@
 //     until MaxAttempts attempts were made, then dropped as failed.
 //   - OutcomeFailed: done, permanently.
 //
+// Done reports which of these it applied as a Settlement (a retry given
+// up, a recrawl and when it is due), so that a caller keeps its counts
+// without knowing the queue's policy.
+//
 // The frontier does not deduplicate: put a seen set (package bloom) in front
 // of Add, as Mercator puts its URL-seen test in front of the frontier.
 //
