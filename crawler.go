@@ -88,7 +88,7 @@ type Queue interface {
 	Add(entries ...frontier.Entry) error
 	Next(ctx context.Context) (*frontier.Lease, error)
 	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) error
+	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
 	BlockHost(host string, until time.Time)
 	Stats() frontier.Stats
 }
@@ -788,14 +788,15 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 		}
 		return true // abandoned: ctx ended mid-fetch; the lease expires
 	}
-	if outcome.Kind == frontier.OutcomeRetry && cr.ownFront != nil && l.Attempt+1 >= cr.cfg.MaxAttempts {
-		// The frontier gives the URL up instead of putting it back: it
-		// was counted as retried, but failed.
+	s, err := cr.front.Done(l, outcome)
+	if err != nil && !errors.Is(err, frontier.ErrClosed) {
+		cr.cfg.Logger.Warn("settling lease", "url", l.URL, "err", err)
+	}
+	if err == nil && s.Kind == frontier.SettlementGivenUp {
+		// The queue gave the URL up instead of putting it back: it was
+		// counted as retried, but failed.
 		cr.stats.retried.Add(-1)
 		cr.stats.failed.Add(1)
-	}
-	if err := cr.front.Done(l, outcome); err != nil && !errors.Is(err, frontier.ErrClosed) {
-		cr.cfg.Logger.Warn("settling lease", "url", l.URL, "err", err)
 	}
 	return true
 }

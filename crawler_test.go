@@ -672,12 +672,12 @@ func (q *extendCounter) Extend(l *frontier.Lease, ttl time.Duration) error {
 	return err
 }
 
-func (q *extendCounter) Done(l *frontier.Lease, o frontier.Outcome) error {
-	err := q.Frontier.Done(l, o)
+func (q *extendCounter) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
+	s, err := q.Frontier.Done(l, o)
 	q.mu.Lock()
 	q.settled = append(q.settled, err)
 	q.mu.Unlock()
-	return err
+	return s, err
 }
 
 // TestLeaseKeptAliveWhileWorking checks that the Crawler extends the lease

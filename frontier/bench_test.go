@@ -112,7 +112,7 @@ func BenchmarkCycle(b *testing.B) {
 			if err != nil || l == nil {
 				b.Fatalf("NextAt: %v %v", l, err)
 			}
-			if err := f.DoneAt(now, l, Success(0)); err != nil {
+			if _, err := f.DoneAt(now, l, Success(0)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -237,7 +237,7 @@ func BenchmarkStoreCycle(b *testing.B) {
 			if err != nil || l == nil {
 				b.Fatalf("NextAt: %v %v", l, err)
 			}
-			if err := f.DoneAt(t0, l, Success(0)); err != nil {
+			if _, err := f.DoneAt(t0, l, Success(0)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -263,7 +263,7 @@ func BenchmarkStoreCycle(b *testing.B) {
 			if err != nil || l == nil {
 				b.Fatalf("NextAt: %v %v", l, err)
 			}
-			if err := f.DoneAt(now, l, Outcome{Kind: OutcomeSuccess, RecrawlAt: now.Add(10 * time.Millisecond)}); err != nil {
+			if _, err := f.DoneAt(now, l, Outcome{Kind: OutcomeSuccess, RecrawlAt: now.Add(10 * time.Millisecond)}); err != nil {
 				b.Fatal(err)
 			}
 		}

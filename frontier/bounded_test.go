@@ -134,7 +134,7 @@ func (d *driver) step() (bool, error) {
 	if d.outcome != nil {
 		o = d.outcome(l)
 	}
-	if err := d.f.DoneAt(d.now, l, o); err != nil {
+	if _, err := d.f.DoneAt(d.now, l, o); err != nil {
 		d.t.Fatalf("DoneAt %s: %v", l.URL, err)
 	}
 	if o.Kind != OutcomeRetry {
@@ -473,7 +473,7 @@ func TestDueCohortConcurrent(t *testing.T) {
 				mu.Lock()
 				leased[l.URL]++
 				mu.Unlock()
-				if err := f.DoneAt(now, l, o); err != nil {
+				if _, err := f.DoneAt(now, l, o); err != nil {
 					t.Error(err)
 					return
 				}

@@ -39,7 +39,7 @@ func Example() {
 		}
 		fmt.Printf("t=%v %s\n", now.Sub(start), l.URL)
 		now = now.Add(100 * time.Millisecond) // the fetch
-		if err := f.DoneAt(now, l, frontier.Success(0)); err != nil {
+		if _, err := f.DoneAt(now, l, frontier.Success(0)); err != nil {
 			panic(err)
 		}
 	}
@@ -69,10 +69,11 @@ func ExampleFrontier_Next() {
 	}
 	fmt.Println(l.Host, l.URL)
 	// ... fetch l.URL ...
-	fmt.Println(f.Done(l, frontier.Success(0)))
+	s, err := f.Done(l, frontier.Success(0))
+	fmt.Println(s.Kind, err)
 	// Output:
 	// example.test http://example.test/
-	// <nil>
+	// finished <nil>
 }
 
 // Retries back off exponentially; Retry-After can ask for longer.
@@ -91,14 +92,18 @@ func ExampleRetry() {
 			now = wake
 			continue
 		}
-		fmt.Printf("t=%v attempt %d\n", now.Sub(start), l.Attempt)
-		_ = f.DoneAt(now, l, frontier.Retry(0)) // a 503
+		s, _ := f.DoneAt(now, l, frontier.Retry(0)) // a 503
+		fmt.Printf("t=%v attempt %d: %v", now.Sub(start), l.Attempt, s.Kind)
+		if s.Kind == frontier.SettlementRetrying {
+			fmt.Printf(" until t=%v", s.At.Sub(start))
+		}
+		fmt.Println()
 	}
 	fmt.Println("failed:", f.Stats().Failed)
 	// Output:
-	// t=0s attempt 0
-	// t=10s attempt 1
-	// t=30s attempt 2
+	// t=0s attempt 0: retrying until t=10s
+	// t=10s attempt 1: retrying until t=30s
+	// t=30s attempt 2: given-up
 	// failed: 1
 }
 

@@ -44,6 +44,10 @@
 //     until MaxAttempts attempts were made, then dropped as failed.
 //   - OutcomeFailed: done, permanently.
 //
+// Done reports which of these it applied as a Settlement (a retry given
+// up, a recrawl and when it is due), so that a caller keeps its counts
+// without knowing the queue's policy.
+//
 // The frontier does not deduplicate: put a seen set (package bloom) in front
 // of Add, as Mercator puts its URL-seen test in front of the frontier.
 //
@@ -176,6 +180,61 @@ type Outcome struct {
 	// from a Retry-After header); the frontier waits at least its own
 	// backoff. OutcomeRetry only.
 	RetryAfter time.Duration
+}
+
+// SettlementKind says what settling a lease did to its URL.
+type SettlementKind uint8
+
+// Settlement kinds.
+const (
+	// SettlementFinished: fetched (OutcomeSuccess or OutcomeNotModified)
+	// and not scheduled again.
+	SettlementFinished SettlementKind = iota + 1
+	// SettlementFailed: OutcomeFailed; never tried again.
+	SettlementFailed
+	// SettlementRetrying: OutcomeRetry, put back to be tried again at
+	// Settlement.At.
+	SettlementRetrying
+	// SettlementGivenUp: OutcomeRetry on the last attempt MaxAttempts
+	// allows; dropped as failed, never tried again.
+	SettlementGivenUp
+	// SettlementRecrawl: fetched, and due again at Settlement.At for a
+	// recrawl (Outcome.RecrawlAt or the Schedule).
+	SettlementRecrawl
+)
+
+// String returns the kind's name.
+func (k SettlementKind) String() string {
+	switch k {
+	case SettlementFinished:
+		return "finished"
+	case SettlementFailed:
+		return "failed"
+	case SettlementRetrying:
+		return "retrying"
+	case SettlementGivenUp:
+		return "given-up"
+	case SettlementRecrawl:
+		return "recrawl"
+	}
+	return fmt.Sprintf("SettlementKind(%d)", uint8(k))
+}
+
+// Settlement is what Done did with a lease's URL. Done reports it because
+// the caller cannot tell from the Outcome alone: whether a retry is given up
+// depends on the queue's MaxAttempts and the URL's attempts, and whether a
+// success is recrawled on its Schedule, which with a shared queue live in
+// another process.
+type Settlement struct {
+	Kind SettlementKind
+	// At is when the URL is due again: set for SettlementRetrying and
+	// SettlementRecrawl, zero otherwise.
+	At time.Time
+	// Attempt is the URL's count of attempts that ended in OutcomeRetry
+	// after this settlement, this one included: the Lease.Attempt of its
+	// next lease when Retrying, zero for a Recrawl (which starts afresh),
+	// the count that reached MaxAttempts when GivenUp.
+	Attempt int
 }
 
 // Success returns an OutcomeSuccess with the content's fingerprint (zero if
@@ -1394,44 +1453,50 @@ func (f *Frontier) wakeAt(now int64) int64 {
 	return w
 }
 
-// Done settles l with outcome o. With a Store the settlement is durable when
-// Done returns nil. It reads the clock from Options.Now.
-func (f *Frontier) Done(l *Lease, o Outcome) error { return f.DoneAt(f.now(), l, o) }
+// Done settles l with outcome o and reports what it did. With a Store the
+// settlement is durable when Done returns a nil error. It reads the clock
+// from Options.Now.
+func (f *Frontier) Done(l *Lease, o Outcome) (Settlement, error) { return f.DoneAt(f.now(), l, o) }
 
-// settlement is what a Done does to the queue.
+// settlement is what a Done does to the queue; result is how DoneAt
+// reports it.
 type settlement struct {
 	kind    OutcomeKind
 	requeue bool
 	next    item
 	due     int64
 	dropped bool
+	result  Settlement
 }
 
 // DoneAt is Done at time now. It returns ErrLeaseExpired if the lease ran
 // out before now (its URL is queued again), ErrLeaseSettled if it was
 // settled already, and on a store error leaves the lease active so Done can
-// be called again.
-func (f *Frontier) DoneAt(now time.Time, l *Lease, o Outcome) error {
+// be called again. The Settlement is set only with a nil error.
+func (f *Frontier) DoneAt(now time.Time, l *Lease, o Outcome) (Settlement, error) {
 	if o.Kind < OutcomeSuccess || o.Kind > OutcomeFailed {
-		return fmt.Errorf("%w: kind %d", ErrInvalidOutcome, o.Kind)
+		return Settlement{}, fmt.Errorf("%w: kind %d", ErrInvalidOutcome, o.Kind)
 	}
 	n := now.UnixNano()
 	f.mu.Lock()
 	if err := f.checkLease(l, n); err != nil {
 		f.mu.Unlock()
-		return err
+		return Settlement{}, err
 	}
+	s := f.plan(l, o, n)
 	if f.store == nil {
-		s := f.plan(l, o, n)
 		if s.requeue {
 			f.seq++
 			s.next.seq = f.seq
 		}
 		f.settle(l, &s, n)
 		f.mu.Unlock()
-		return nil
+		return s.result, nil
 	}
-	return f.doneStored(l, f.plan(l, o, n), n)
+	if err := f.doneStored(l, s, n); err != nil {
+		return Settlement{}, err
+	}
+	return s.result, nil
 }
 
 // doneStored settles l through a durable write. f.mu held on entry,
@@ -1496,10 +1561,12 @@ func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
 	prev := l.it
 	switch o.Kind {
 	case OutcomeFailed:
+		s.result = Settlement{Kind: SettlementFailed, Attempt: int(prev.attempts)}
 	case OutcomeRetry:
 		attempts := int(prev.attempts) + 1
 		if attempts >= f.maxAttempts {
 			s.dropped = true
+			s.result = Settlement{Kind: SettlementGivenUp, Attempt: attempts}
 			break
 		}
 		// RetryBase*2^(attempts-1), capped at RetryMax; compared as
@@ -1513,7 +1580,9 @@ func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
 		s.next = prev
 		s.next.attempts = uint8(attempts)
 		s.due = addNano(now, max(backoff, o.RetryAfter))
+		s.result = Settlement{Kind: SettlementRetrying, At: time.Unix(0, s.due), Attempt: attempts}
 	case OutcomeSuccess, OutcomeNotModified:
+		s.result = Settlement{Kind: SettlementFinished, Attempt: int(prev.attempts)}
 		var prevFP uint64
 		var prevInterval int64
 		if prev.ext != nil && prev.ext.recrawl {
@@ -1545,6 +1614,7 @@ func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
 		s.next = prev
 		s.next.attempts = 0
 		s.next.ext = &itemExt{meta: prev.meta(), fp: fp, interval: interval, recrawl: true}
+		s.result = Settlement{Kind: SettlementRecrawl, At: time.Unix(0, s.due)}
 	}
 	return s
 }

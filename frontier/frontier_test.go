@@ -62,11 +62,13 @@ func mustNone(t *testing.T, f *Frontier, now time.Time) time.Time {
 	return wake
 }
 
-func mustDone(t *testing.T, f *Frontier, now time.Time, l *Lease, o Outcome) {
+func mustDone(t *testing.T, f *Frontier, now time.Time, l *Lease, o Outcome) Settlement {
 	t.Helper()
-	if err := f.DoneAt(now, l, o); err != nil {
+	s, err := f.DoneAt(now, l, o)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return s
 }
 
 func TestBandOrderWithinHost(t *testing.T) {
@@ -129,7 +131,9 @@ func TestPolitenessDelayAndWake(t *testing.T) {
 		t.Fatalf("with the host leased, wake = %v, want the lease expiry %v", wake, l.Expires)
 	}
 	done := t0.Add(500 * time.Millisecond)
-	mustDone(t, f, done, l, Success(0))
+	if s := mustDone(t, f, done, l, Success(0)); s != (Settlement{Kind: SettlementFinished}) {
+		t.Fatalf("settlement of a success without a schedule %+v", s)
+	}
 	if wake := mustNone(t, f, done); !wake.Equal(done.Add(3 * time.Second)) {
 		t.Fatalf("wake = %v, want settle + delay %v", wake.Sub(t0), done.Add(3*time.Second).Sub(t0))
 	}
@@ -182,14 +186,14 @@ func TestLeaseExpiryReturnsURL(t *testing.T) {
 	if again.URL != l.URL || again.ID == l.ID {
 		t.Fatalf("after expiry leased %s (id %d), want %s with a new id", again.URL, again.ID, l.URL)
 	}
-	if err := f.DoneAt(t0.Add(11*time.Second), l, Success(0)); !errors.Is(err, ErrLeaseExpired) {
+	if _, err := f.DoneAt(t0.Add(11*time.Second), l, Success(0)); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("Done on expired lease: %v", err)
 	}
 	if err := f.ExtendAt(t0.Add(11*time.Second), l, time.Hour); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("Extend on expired lease: %v", err)
 	}
 	// Done exactly at the deadline is too late, and requeues.
-	if err := f.DoneAt(t0.Add(21*time.Second), again, Success(0)); !errors.Is(err, ErrLeaseExpired) {
+	if _, err := f.DoneAt(t0.Add(21*time.Second), again, Success(0)); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("Done at the deadline: %v", err)
 	}
 	if st := f.Stats(); st.Expired != 2 || st.Succeeded != 0 {
@@ -218,7 +222,7 @@ func TestReleaseRequeuesWithoutAnAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := f.DoneAt(t0.Add(10*time.Second), l, Success(0)); !errors.Is(err, ErrLeaseExpired) {
+	if _, err := f.DoneAt(t0.Add(10*time.Second), l, Success(0)); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("Done on a released lease: %v, want ErrLeaseExpired", err)
 	}
 	if err := f.ReleaseAt(t0.Add(10*time.Second), l); !errors.Is(err, ErrLeaseExpired) {
@@ -240,17 +244,19 @@ func TestDoneErrors(t *testing.T) {
 	g := newTest(t, Options{Politeness: FixedDelay(0)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 	l := mustNext(t, f, t0)
-	if err := g.DoneAt(t0, l, Success(0)); !errors.Is(err, ErrForeignLease) {
+	if _, err := g.DoneAt(t0, l, Success(0)); !errors.Is(err, ErrForeignLease) {
 		t.Fatalf("foreign: %v", err)
 	}
-	if err := f.DoneAt(t0, nil, Success(0)); !errors.Is(err, ErrForeignLease) {
+	if _, err := f.DoneAt(t0, nil, Success(0)); !errors.Is(err, ErrForeignLease) {
 		t.Fatalf("nil: %v", err)
 	}
-	if err := f.DoneAt(t0, l, Outcome{}); !errors.Is(err, ErrInvalidOutcome) {
+	if _, err := f.DoneAt(t0, l, Outcome{}); !errors.Is(err, ErrInvalidOutcome) {
 		t.Fatalf("zero outcome: %v", err)
 	}
-	mustDone(t, f, t0, l, Failed())
-	if err := f.DoneAt(t0, l, Success(0)); !errors.Is(err, ErrLeaseSettled) {
+	if s := mustDone(t, f, t0, l, Failed()); s != (Settlement{Kind: SettlementFailed}) {
+		t.Fatalf("settlement of a failure %+v", s)
+	}
+	if _, err := f.DoneAt(t0, l, Success(0)); !errors.Is(err, ErrLeaseSettled) {
 		t.Fatalf("twice: %v", err)
 	}
 	f.Close()
@@ -311,8 +317,11 @@ func TestRetryBackoff(t *testing.T) {
 		if l.Attempt != i || string(l.Meta) != "m" {
 			t.Fatalf("attempt %d: lease %+v", i, l)
 		}
-		mustDone(t, f, now, l, o)
+		s := mustDone(t, f, now, l, o)
 		wait := []time.Duration{10 * time.Second, 20 * time.Second, time.Minute}[i]
+		if want := (Settlement{Kind: SettlementRetrying, At: now.Add(wait), Attempt: i + 1}); !s.At.Equal(want.At) || s.Kind != want.Kind || s.Attempt != want.Attempt {
+			t.Fatalf("attempt %d: settlement %+v, want %+v", i, s, want)
+		}
 		mustNone(t, f, now.Add(wait-1))
 		now = now.Add(wait)
 	}
@@ -320,7 +329,9 @@ func TestRetryBackoff(t *testing.T) {
 	if l.Attempt != 3 {
 		t.Fatalf("attempt %d", l.Attempt)
 	}
-	mustDone(t, f, now, l, Retry(0)) // fourth attempt: dropped
+	if s := mustDone(t, f, now, l, Retry(0)); s != (Settlement{Kind: SettlementGivenUp, Attempt: 4}) { // fourth attempt: dropped
+		t.Fatalf("settlement of the last attempt %+v, want given up after 4", s)
+	}
 	if wake := mustNone(t, f, now.Add(time.Hour)); !wake.IsZero() {
 		t.Fatalf("wake %v after the URL was dropped", wake)
 	}
@@ -350,8 +361,11 @@ func TestRecrawlAdaptive(t *testing.T) {
 		if l.Interval != iv {
 			t.Fatalf("step %d: lease interval %v, want %v", i, l.Interval, iv)
 		}
-		mustDone(t, f, now, l, s.o)
+		st := mustDone(t, f, now, l, s.o)
 		iv = sched.Next(iv, s.changed)
+		if st.Kind != SettlementRecrawl || !st.At.Equal(now.Add(iv)) || st.Attempt != 0 {
+			t.Fatalf("step %d: settlement %+v, want a recrawl at %v", i, st, now.Add(iv))
+		}
 		mustNone(t, f, now.Add(iv-1))
 		now = now.Add(iv)
 	}
@@ -361,7 +375,9 @@ func TestRecrawlAdaptive(t *testing.T) {
 	}
 	// An explicit recrawl time wins over the schedule.
 	at := now.Add(5 * time.Second)
-	mustDone(t, f, now, l, Outcome{Kind: OutcomeSuccess, RecrawlAt: at})
+	if st := mustDone(t, f, now, l, Outcome{Kind: OutcomeSuccess, RecrawlAt: at}); st.Kind != SettlementRecrawl || !st.At.Equal(at) {
+		t.Fatalf("settlement %+v, want a recrawl at %v", st, at)
+	}
 	mustNone(t, f, at.Add(-1))
 	mustNext(t, f, at)
 	if st := f.Stats(); st.Recrawls != 6 || st.NotModified != 1 {
@@ -627,7 +643,7 @@ func TestStoreWriteFailureKeepsLease(t *testing.T) {
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 	l := mustNext(t, f, t0)
 	fs.fail = true
-	if err := f.DoneAt(t0, l, Success(0)); !errors.Is(err, errDisk) {
+	if _, err := f.DoneAt(t0, l, Success(0)); !errors.Is(err, errDisk) {
 		t.Fatalf("Done with a failing store: %v", err)
 	}
 	if err := f.AddAt(t0, Entry{URL: "http://b.test/"}); !errors.Is(err, errDisk) {
@@ -900,7 +916,7 @@ func testCorruptQueuedKey(t *testing.T, window int) {
 				return
 			}
 			urls = append(urls, l.URL)
-			if err := g.DoneAt(t0, l, Success(0)); err != nil {
+			if _, err := g.DoneAt(t0, l, Success(0)); err != nil {
 				got <- urls
 				return
 			}

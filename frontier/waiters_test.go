@@ -137,7 +137,7 @@ func TestNextWaitersUnderChurn(t *testing.T) {
 					return
 				}
 				leased <- l.URL
-				if err := f.Done(l, Outcome{Kind: OutcomeSuccess}); err != nil {
+				if _, err := f.Done(l, Outcome{Kind: OutcomeSuccess}); err != nil {
 					t.Error(err)
 				}
 			}

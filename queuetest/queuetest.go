@@ -10,6 +10,7 @@
 //				q, err := myqueue.New(state, myqueue.Options{
 //					Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 //					MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+//					Schedule: cfg.Schedule,
 //				})
 //				if err != nil {
 //					t.Fatal(err)
@@ -41,8 +42,11 @@
 //     only extend) or an entry's NotBefore; NextAt reports when to ask again.
 //   - Outcomes: a retry waits for max(RetryAfter, the exponential backoff) and
 //     counts its attempt, up to MaxAttempts, then the URL is dropped; a
-//     success with RecrawlAt comes back then with its fingerprint; failures
-//     and plain successes never come back.
+//     success with RecrawlAt, or one the Schedule recrawls, comes back then
+//     with its fingerprint and its attempts reset; failures and plain
+//     successes never come back. Done reports each of these as the
+//     frontier.Settlement it applied: its kind, its due time and the
+//     attempts counted.
 //   - A lease not settled within LeaseTTL is leased again and its late Done
 //     fails with frontier.ErrLeaseExpired; a second Done fails with
 //     frontier.ErrLeaseSettled; a nil lease with frontier.ErrForeignLease;
@@ -87,6 +91,9 @@ type Config struct {
 	// RetryBase and RetryMax bound the exponential retry backoff:
 	// attempt n waits RetryBase*2^(n-1), at most RetryMax.
 	RetryBase, RetryMax time.Duration
+	// Schedule decides recrawls of successful URLs. It is nil except in
+	// the scenario that checks a recrawl schedule.
+	Schedule frontier.Schedule
 }
 
 // Extender is crawlkit.Extender: queues whose leases can be prolonged, such
@@ -143,6 +150,12 @@ type env struct {
 
 func setup(t *testing.T, newQueue New, delay time.Duration) *env {
 	t.Helper()
+	return setupSchedule(t, newQueue, delay, nil)
+}
+
+// setupSchedule is setup with a recrawl Schedule.
+func setupSchedule(t *testing.T, newQueue New, delay time.Duration, sched frontier.Schedule) *env {
+	t.Helper()
 	c := &clock{t: base}
 	open := newQueue(t, Config{
 		Now:         c.Now,
@@ -151,6 +164,7 @@ func setup(t *testing.T, newQueue New, delay time.Duration) *env {
 		MaxAttempts: maxAttempts,
 		RetryBase:   retryBase,
 		RetryMax:    retryMax,
+		Schedule:    sched,
 	})
 	if open == nil {
 		t.Fatal("New returned a nil Open")
@@ -185,6 +199,7 @@ func Run(t *testing.T, newQueue New) {
 		{"Retry", testRetry},
 		{"RetryAfter", testRetryAfter},
 		{"Recrawl", testRecrawl},
+		{"RecrawlSchedule", testRecrawlSchedule},
 		{"FailedAndDone", testFailedAndDone},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"Extend", testExtend},
@@ -243,12 +258,31 @@ func drained(t *testing.T, q crawlkit.Queue, now time.Time) {
 	}
 }
 
-func done(t *testing.T, e *env, q crawlkit.Queue, now time.Time, l *frontier.Lease, o frontier.Outcome) {
+// done settles l with o at now and checks that Done reports want.
+func done(t *testing.T, e *env, q crawlkit.Queue, now time.Time, l *frontier.Lease, o frontier.Outcome, want frontier.Settlement) {
 	t.Helper()
 	e.clock.Set(now)
-	if err := q.Done(l, o); err != nil {
+	got, err := q.Done(l, o)
+	if err != nil {
 		t.Fatalf("Done(%s, %v): %v", l.URL, o.Kind, err)
 	}
+	if got.Kind != want.Kind || !got.At.Equal(want.At) || got.Attempt != want.Attempt {
+		t.Fatalf("Done(%s, %v) at base+%v reports %v due %s attempt %d, want %v due %s attempt %d",
+			l.URL, o.Kind, now.Sub(base), got.Kind, sinceBase(got.At), got.Attempt, want.Kind, sinceBase(want.At), want.Attempt)
+	}
+}
+
+// finished is the Settlement of a success that is not recrawled.
+func finished(l *frontier.Lease) frontier.Settlement {
+	return frontier.Settlement{Kind: frontier.SettlementFinished, Attempt: l.Attempt}
+}
+
+// sinceBase formats a due time for failures: "base+1m0s", or "never".
+func sinceBase(at time.Time) string {
+	if at.IsZero() {
+		return "never"
+	}
+	return "base+" + at.Sub(base).String()
 }
 
 // leaseAll leases and settles with success everything ready at now, one
@@ -265,7 +299,7 @@ func leaseAll(t *testing.T, e *env, q crawlkit.Queue, now time.Time) []string {
 			return urls
 		}
 		urls = append(urls, l.URL)
-		done(t, e, q, now, l, frontier.Success(0))
+		done(t, e, q, now, l, frontier.Success(0), finished(l))
 	}
 }
 
@@ -325,7 +359,7 @@ func testLeaseFields(t *testing.T, newQueue New) {
 	if n := q.Stats().Leased; n != 1 {
 		t.Fatalf("Stats().Leased = %d with one lease out, want 1", n)
 	}
-	done(t, e, q, base, l, frontier.Success(0))
+	done(t, e, q, base, l, frontier.Success(0), finished(l))
 	if n := q.Stats().Leased; n != 0 {
 		t.Fatalf("Stats().Leased = %d after the lease settled, want 0", n)
 	}
@@ -368,7 +402,7 @@ func testPoliteness(t *testing.T, newQueue New) {
 		la = second
 	}
 	t1 := base.Add(2 * time.Second)
-	done(t, e, q1, t1, la, frontier.Success(0))
+	done(t, e, q1, t1, la, frontier.Success(0), finished(la))
 	at := none(t, q2, t1)
 	if at.IsZero() || !at.After(t1) || at.After(t1.Add(delay)) {
 		t.Fatalf("after settling a.test at base+2s with a %v delay, NextAt reports base+%v, want in (base+2s, base+12s]", delay, at.Sub(base))
@@ -422,11 +456,15 @@ func testRetry(t *testing.T, newQueue New) {
 		if l.Attempt != attempt {
 			t.Fatalf("lease %d has Attempt %d", attempt, l.Attempt)
 		}
-		done(t, e, q, now, l, frontier.Retry(0))
+		backoff := retryBase << attempt
+		want := frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(backoff), Attempt: attempt + 1}
+		if attempt == maxAttempts-1 {
+			want = frontier.Settlement{Kind: frontier.SettlementGivenUp, Attempt: maxAttempts}
+		}
+		done(t, e, q, now, l, frontier.Retry(0), want)
 		if attempt == maxAttempts-1 {
 			break
 		}
-		backoff := retryBase << attempt
 		if at := none(t, q, now); at.IsZero() || at.After(now.Add(backoff)) {
 			t.Fatalf("after retry %d NextAt reports base+%v, want at most base+%v", attempt+1, at.Sub(base), now.Add(backoff).Sub(base))
 		}
@@ -444,7 +482,8 @@ func testRetryAfter(t *testing.T, newQueue New) {
 	e := setup(t, newQueue, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/busy", 0))
-	done(t, e, q, base, lease(t, q, base), frontier.Retry(5*time.Minute))
+	done(t, e, q, base, lease(t, q, base), frontier.Retry(5*time.Minute),
+		frontier.Settlement{Kind: frontier.SettlementRetrying, At: base.Add(5 * time.Minute), Attempt: 1})
 	none(t, q, base.Add(5*time.Minute-time.Millisecond))
 	if l := lease(t, q, base.Add(5*time.Minute)); l.Attempt != 1 {
 		t.Fatalf("retried lease has Attempt %d, want 1", l.Attempt)
@@ -460,7 +499,7 @@ func testRecrawl(t *testing.T, newQueue New) {
 	at := base.Add(time.Hour)
 	o := frontier.Success(0xfeedface)
 	o.RecrawlAt = at
-	done(t, e, q, base, lease(t, q, base), o)
+	done(t, e, q, base, lease(t, q, base), o, frontier.Settlement{Kind: frontier.SettlementRecrawl, At: at})
 	if next := none(t, q, base); next.IsZero() || next.After(at) {
 		t.Fatalf("NextAt reports base+%v for a recrawl at base+1h", next.Sub(base))
 	}
@@ -469,8 +508,36 @@ func testRecrawl(t *testing.T, newQueue New) {
 	if l.Fingerprint != 0xfeedface || l.Attempt != 0 {
 		t.Fatalf("recrawl lease has Fingerprint %x, Attempt %d; want feedface, 0", l.Fingerprint, l.Attempt)
 	}
-	done(t, e, q, at, l, frontier.Success(0xfeedface))
+	done(t, e, q, at, l, frontier.Success(0xfeedface), finished(l))
 	drained(t, q, at.Add(24*time.Hour))
+}
+
+// testRecrawlSchedule: the Schedule recrawls a success, and a recrawl
+// starts its attempts afresh.
+func testRecrawlSchedule(t *testing.T, newQueue New) {
+	const every = 2 * time.Hour
+	e := setupSchedule(t, newQueue, 0, frontier.FixedInterval(every))
+	q := e.handle()
+	add(t, q, entry("a.test", "/feed", 0))
+	recrawl := func(now time.Time) frontier.Settlement {
+		return frontier.Settlement{Kind: frontier.SettlementRecrawl, At: now.Add(every)}
+	}
+	done(t, e, q, base, lease(t, q, base), frontier.Success(7), recrawl(base))
+	now := base.Add(every)
+	none(t, q, now.Add(-time.Millisecond))
+	l := lease(t, q, now)
+	if l.Fingerprint != 7 || l.Interval != every {
+		t.Fatalf("recrawl lease has Fingerprint %d, Interval %v; want 7, %v", l.Fingerprint, l.Interval, every)
+	}
+	done(t, e, q, now, l, frontier.Retry(0), frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(retryBase), Attempt: 1})
+	now = now.Add(retryBase)
+	if l = lease(t, q, now); l.Attempt != 1 {
+		t.Fatalf("retried recrawl lease has Attempt %d, want 1", l.Attempt)
+	}
+	done(t, e, q, now, l, frontier.NotModified(), recrawl(now))
+	if l = lease(t, q, now.Add(every)); l.Attempt != 0 {
+		t.Fatalf("next recrawl lease has Attempt %d, want 0", l.Attempt)
+	}
 }
 
 // testFailedAndDone: failed and successful URLs do not come back, even when
@@ -482,11 +549,11 @@ func testFailedAndDone(t *testing.T, newQueue New) {
 	add(t, q, ok, bad)
 	for range 2 {
 		l := lease(t, q, base)
-		o := frontier.Success(1)
+		o, want := frontier.Success(1), finished(l)
 		if l.URL == bad.URL {
-			o = frontier.Failed()
+			o, want = frontier.Failed(), frontier.Settlement{Kind: frontier.SettlementFailed}
 		}
-		done(t, e, q, base, l, o)
+		done(t, e, q, base, l, o, want)
 	}
 	add(t, q, ok, bad)
 	drained(t, q, base.Add(24*time.Hour))
@@ -512,10 +579,10 @@ func testLeaseExpiry(t *testing.T, newQueue New) {
 			again.URL, again.ID, again.Attempt, old.URL, old.Attempt)
 	}
 	e.clock.Set(base.Add(leaseTTL + 2*delay))
-	if err := q1.Done(old, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseExpired) {
+	if _, err := q1.Done(old, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseExpired) {
 		t.Fatalf("late Done: %v, want ErrLeaseExpired", err)
 	}
-	done(t, e, q2, base.Add(leaseTTL+2*delay), again, frontier.Success(0))
+	done(t, e, q2, base.Add(leaseTTL+2*delay), again, frontier.Success(0), finished(again))
 	drained(t, q1, base.Add(leaseTTL+time.Hour))
 }
 
@@ -543,7 +610,7 @@ func testExtend(t *testing.T, newQueue New) {
 	later := base.Add(leaseTTL + delay + time.Second)
 	none(t, q1, later)
 	none(t, q2, later)
-	done(t, e, q1, base.Add(5*time.Minute), l, frontier.Success(0))
+	done(t, e, q1, base.Add(5*time.Minute), l, frontier.Success(0), finished(l))
 	if err := x.Extend(l, time.Minute); !errors.Is(err, frontier.ErrLeaseSettled) {
 		t.Fatalf("Extend of a settled lease: %v, want ErrLeaseSettled", err)
 	}
@@ -564,15 +631,15 @@ func testSettleErrors(t *testing.T, newQueue New) {
 	e := setup(t, newQueue, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/1", 0))
-	if err := q.Done(nil, frontier.Success(0)); !errors.Is(err, frontier.ErrForeignLease) {
+	if _, err := q.Done(nil, frontier.Success(0)); !errors.Is(err, frontier.ErrForeignLease) {
 		t.Fatalf("Done(nil): %v, want ErrForeignLease", err)
 	}
 	l := lease(t, q, base)
-	if err := q.Done(l, frontier.Outcome{Kind: 200}); !errors.Is(err, frontier.ErrInvalidOutcome) {
+	if _, err := q.Done(l, frontier.Outcome{Kind: 200}); !errors.Is(err, frontier.ErrInvalidOutcome) {
 		t.Fatalf("Done with an unknown outcome: %v, want ErrInvalidOutcome", err)
 	}
-	done(t, e, q, base, l, frontier.Success(0))
-	if err := q.Done(l, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseSettled) {
+	done(t, e, q, base, l, frontier.Success(0), finished(l))
+	if _, err := q.Done(l, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseSettled) {
 		t.Fatalf("second Done: %v, want ErrLeaseSettled", err)
 	}
 }
@@ -587,7 +654,7 @@ func testDrained(t *testing.T, newQueue New) {
 	if at := none(t, q2, base); at.IsZero() {
 		t.Fatal("NextAt on another handle reports the zero time while a lease is out")
 	}
-	done(t, e, q1, base, l, frontier.Success(0))
+	done(t, e, q1, base, l, frontier.Success(0), finished(l))
 	drained(t, q2, base)
 }
 
@@ -672,7 +739,11 @@ func testConcurrent(t *testing.T, newQueue New) {
 				mu.Lock()
 				active[l.Host]--
 				mu.Unlock()
-				if err := q.Done(l, frontier.Success(0)); err != nil {
+				st, err := q.Done(l, frontier.Success(0))
+				if err == nil && st.Kind != frontier.SettlementFinished {
+					err = fmt.Errorf("%s settled as %v, want finished", l.URL, st.Kind)
+				}
+				if err != nil {
 					mu.Lock()
 					problems = append(problems, "Done: "+err.Error())
 					mu.Unlock()

@@ -63,6 +63,7 @@ func TestFrontierConformance(t *testing.T) {
 			MaxAttempts: cfg.MaxAttempts,
 			RetryBase:   cfg.RetryBase,
 			RetryMax:    cfg.RetryMax,
+			Schedule:    cfg.Schedule,
 		})
 		if err != nil {
 			t.Fatal(err)

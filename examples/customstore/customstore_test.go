@@ -36,6 +36,7 @@ func TestDedupQueueConformance(t *testing.T) {
 		q, err := customstore.NewDedupQueue(frontier.Options{
 			Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+			Schedule: cfg.Schedule,
 		}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -62,6 +63,7 @@ func TestDedupQueueDurableConformance(t *testing.T) {
 		q, err := customstore.NewDedupQueue(frontier.Options{
 			Store: front, Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+			Schedule: cfg.Schedule,
 		}, seen)
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +93,7 @@ func TestDedupQueueRestart(t *testing.T) {
 	if err != nil || l == nil || l.URL != done {
 		t.Fatalf("NextAt = %v, %v; want a lease of %s", l, err, done)
 	}
-	if err := h.q.DoneAt(now, l, frontier.Success(0)); err != nil {
+	if _, err := h.q.DoneAt(now, l, frontier.Success(0)); err != nil {
 		t.Fatal(err)
 	}
 	h.close(t)

@@ -48,16 +48,25 @@ func TestLeaseAttemptCountsRetries(t *testing.T) {
 		if l.Attempt != want {
 			t.Fatalf("lease after %d retries: Attempt %d", want, l.Attempt)
 		}
-		if err := q.Done(l, frontier.Retry(0)); err != nil {
+		before := time.Now()
+		s, err := q.Done(l, frontier.Retry(0))
+		if err != nil {
 			t.Fatal(err)
+		}
+		if s.Kind != frontier.SettlementRetrying || s.Attempt != want+1 || s.At.Before(before.Add(cfg.RetryBase)) || s.At.After(time.Now().Add(cfg.RetryMax)) {
+			t.Fatalf("retry %d: Done reports %+v, want retrying within RetryBase..RetryMax with attempt %d", want, s, want+1)
 		}
 	}
 	l := next()
 	if l.Attempt != 3 {
 		t.Fatalf("lease after 3 retries: Attempt %d", l.Attempt)
 	}
-	if err := q.Done(l, frontier.Success(0)); err != nil {
+	s, err := q.Done(l, frontier.Success(0))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if s != (frontier.Settlement{Kind: frontier.SettlementFinished, Attempt: 3}) {
+		t.Errorf("success: Done reports %+v, want finished after 3 attempts", s)
 	}
 	if s := q.QueueStats(); s.Naked != 3 || s.Acked != 1 {
 		t.Errorf("naked %d, acked %d; want 3, 1", s.Naked, s.Acked)

@@ -139,7 +139,7 @@ func TestPinMoveFencesTheOldHolder(t *testing.T) {
 	if err != nil || l == nil {
 		t.Fatalf("A, pin confirmed: lease %v, %v; want one", l, err)
 	}
-	if err := a.q.Done(l, frontier.Success(0)); err != nil {
+	if _, err := a.q.Done(l, frontier.Success(0)); err != nil {
 		t.Fatal(err)
 	}
 	pinA := a.pin()
@@ -207,7 +207,7 @@ func TestPinMoveFencesTheOldHolder(t *testing.T) {
 		}
 		return lb != nil
 	})
-	if err := b.q.Done(lb, frontier.Success(0)); err != nil {
+	if _, err := b.q.Done(lb, frontier.Success(0)); err != nil {
 		t.Fatal(err)
 	}
 	// A, meanwhile, still may not lease (the pin is B's), and keeps its

@@ -242,12 +242,19 @@ func TestAttemptsCountedByTheNode(t *testing.T) {
 		if err != nil || l == nil {
 			t.Fatalf("attempt %d: no lease (%v)", attempt, err)
 		}
-		if err := q.Done(l, frontier.Retry(0)); err != nil {
+		s, err := q.Done(l, frontier.Retry(0))
+		if err != nil {
 			t.Fatal(err)
 		}
 		wantNak, wantAck := 1, 0
+		// The backoff after 40 deliveries is capped at RetryMax.
+		want := frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(time.Minute), Attempt: attempt}
 		if attempt == 3 {
 			wantNak, wantAck = 0, 1
+			want = frontier.Settlement{Kind: frontier.SettlementGivenUp, Attempt: 3}
+		}
+		if s != want {
+			t.Errorf("attempt %d: Done reports %+v, want %+v", attempt, s, want)
 		}
 		if m.naks != wantNak || m.acks != wantAck {
 			t.Errorf("attempt %d: %d naks, %d acks; want %d, %d", attempt, m.naks, m.acks, wantNak, wantAck)

@@ -440,11 +440,11 @@ func (l *lazyQueue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
 	return nil, time.Time{}, errNotRunning
 }
 
-func (l *lazyQueue) Done(le *frontier.Lease, o frontier.Outcome) error {
+func (l *lazyQueue) Done(le *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	if q := l.get(); q != nil {
 		return q.Done(le, o)
 	}
-	return errNotRunning
+	return frontier.Settlement{}, errNotRunning
 }
 
 func (l *lazyQueue) BlockHost(host string, until time.Time) {

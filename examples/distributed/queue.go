@@ -495,7 +495,7 @@ func (q *Queue) claim(l *frontier.Lease) bool {
 
 // drop settles a local lease that will not be fetched.
 func (q *Queue) drop(l *frontier.Lease) {
-	if err := q.front.Done(l, frontier.Failed()); err != nil && !errors.Is(err, frontier.ErrClosed) {
+	if _, err := q.front.Done(l, frontier.Failed()); err != nil && !errors.Is(err, frontier.ErrClosed) {
 		q.log.Debug("dropping stale lease", "url", l.URL, "err", err)
 	}
 }
@@ -510,7 +510,14 @@ func (q *Queue) drop(l *frontier.Lease) {
 // so it is never given up: it may be the page whose Add gave up because
 // the node is stopping, whose links are found again only if the page is
 // fetched again.
-func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
+//
+// It reports what it did to the URL's message: finished or failed (acked),
+// retrying after the Nak's delay, given up (acked after MaxAttempts), never
+// a recrawl (the stream has none, so RecrawlAt is ignored). A lease this
+// node no longer holds settles nothing in the stream, and Done reports
+// frontier.ErrLeaseExpired: its message is delivered again. An error of
+// the local frontier comes with the Settlement of the message all the same.
+func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	q.mu.Lock()
 	h := q.held[l.URL]
 	if h != nil && h.leased {
@@ -529,9 +536,16 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 		local = frontier.Failed() // the retry is the stream's, not the local frontier's
 	}
 	local.RecrawlAt = time.Time{}
-	ferr := q.front.Done(l, local)
+	_, ferr := q.front.Done(l, local)
 	if h == nil {
-		return ferr
+		if ferr == nil {
+			ferr = fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, l.URL)
+		}
+		return frontier.Settlement{}, ferr
+	}
+	set := frontier.Settlement{Kind: frontier.SettlementFinished, Attempt: l.Attempt}
+	if o.Kind == frontier.OutcomeFailed {
+		set.Kind = frontier.SettlementFailed
 	}
 
 	retry := o.Kind == frontier.OutcomeRetry
@@ -547,8 +561,10 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 			n = p.retries[h.seq]
 		}
 		p.mu.Unlock()
+		set.Attempt = n
 		if n >= q.cfg.MaxAttempts {
 			retry = false
+			set.Kind = frontier.SettlementGivenUp
 			q.counters.given.Add(1)
 			q.log.Warn("giving up a URL after its last attempt", "url", l.URL, "attempts", n)
 		}
@@ -561,12 +577,14 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
 		}
 		q.counters.naked.Add(1)
+		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now(), Attempt: l.Attempt}
 	case retry:
 		delay := q.retryDelay(h.tries, o.RetryAfter)
 		if err := h.msg.NakWithDelay(delay); err != nil {
 			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
 		}
 		q.counters.naked.Add(1)
+		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now().Add(delay), Attempt: set.Attempt}
 	default:
 		// An ack that gets no answer (a consumer leader election) is
 		// repeated: until the message is redelivered, a late ack still
@@ -610,7 +628,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
 			h.part.mu.Unlock()
 		}
 	}
-	return ferr
+	return set, ferr
 }
 
 // retryDelay is the wait before attempt tries+1: exponential from

@@ -225,7 +225,7 @@ func TestDoneAckEndsWhenStopped(t *testing.T) {
 	m := &nackedMsg{}
 	q, l := stopQueue(t, m, "http://a.test/x")
 	done := make(chan error, 1)
-	go func() { done <- q.Done(l, frontier.Success(0)) }()
+	go func() { _, err := q.Done(l, frontier.Success(0)); done <- err }()
 	waitFor(t, "Done to retry the ack", func() bool { return m.acks.Load() >= 2 })
 	q.stop()
 	select {
@@ -250,8 +250,12 @@ func TestRetryHandedBackWhenStopping(t *testing.T) {
 	m := &nackedMsg{}
 	q, l := stopQueue(t, m, "http://a.test/x") // MaxAttempts 1: this retry is the last
 	q.stop()
-	if err := q.Done(l, frontier.Retry(0)); err != nil {
+	s, err := q.Done(l, frontier.Retry(0))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Kind != frontier.SettlementRetrying || s.Attempt != l.Attempt {
+		t.Errorf("retry while stopping: Done reports %+v, want retrying with attempt %d", s, l.Attempt)
 	}
 	if m.naks.Load() != 1 || m.acks.Load() != 0 || m.delayedNaks.Load() != 0 {
 		t.Errorf("retry while stopping: %d naks, %d delayed naks, %d acks; want 1, 0, 0",

@@ -31,8 +31,11 @@
 //     the queue; an expired lease's URL is leased again and the late Done
 //     fails with frontier.ErrLeaseExpired; across Close and reopen no
 //     acknowledged URL is lost and no settled URL comes back, with retry
-//     counts and recrawl state intact; concurrent Add, Next and Done settle
-//     every URL exactly once.
+//     counts and recrawl state intact; Done reports each settlement (a
+//     retry due after its backoff, given up at MaxAttempts, also when its
+//     earlier attempts were made before a reopen; a recrawl due by the
+//     Schedule or Outcome.RecrawlAt; a failure; a plain success);
+//     concurrent Add, Next and Done settle every URL exactly once.
 //
 // The scenarios use a fake clock (the frontier's At methods), so they never
 // sleep; a store that answers in milliseconds runs the kit in seconds.
@@ -76,6 +79,7 @@ func Run(t *testing.T, open Opener) {
 		{"FrontierOrder", testFrontierOrder},
 		{"FrontierLeaseExpiry", testFrontierLeaseExpiry},
 		{"FrontierReopen", testFrontierReopen},
+		{"FrontierSettlements", testFrontierSettlements},
 		{"FrontierConcurrent", testFrontierConcurrent},
 	}
 	for _, s := range scenarios {
@@ -386,8 +390,12 @@ func drain(t *testing.T, f *frontier.Frontier, at time.Time) []*frontier.Lease {
 			return out
 		}
 		out = append(out, l)
-		if err := f.DoneAt(at, l, frontier.Success(0)); err != nil {
+		s, err := f.DoneAt(at, l, frontier.Success(0))
+		if err != nil {
 			t.Fatalf("DoneAt(%s): %v", l.URL, err)
+		}
+		if want := (frontier.Settlement{Kind: frontier.SettlementFinished, Attempt: l.Attempt}); s != want {
+			t.Fatalf("DoneAt(%s) = %+v, want %+v (no Schedule)", l.URL, s, want)
 		}
 	}
 }
@@ -441,7 +449,7 @@ func testFrontierOrder(t *testing.T, open Opener) {
 			break
 		}
 		urls = append(urls, l.URL)
-		if err := f.DoneAt(now, l, frontier.Success(0)); err != nil {
+		if _, err := f.DoneAt(now, l, frontier.Success(0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -458,7 +466,7 @@ func testFrontierOrder(t *testing.T, open Opener) {
 			break
 		}
 		urls = append(urls, l.URL)
-		if err := f.DoneAt(now, l, frontier.Success(0)); err != nil {
+		if _, err := f.DoneAt(now, l, frontier.Success(0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -492,7 +500,7 @@ func testFrontierLeaseExpiry(t *testing.T, open Opener) {
 	if err != nil || l2 == nil || l2.URL != l1.URL {
 		t.Fatalf("after expiry NextAt = %v, %v; want the same URL again", l2, err)
 	}
-	if err := f.DoneAt(epoch.Add(time.Minute), l1, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseExpired) {
+	if _, err := f.DoneAt(epoch.Add(time.Minute), l1, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseExpired) {
 		t.Fatalf("Done on the expired lease = %v, want ErrLeaseExpired", err)
 	}
 	if err := f.ExtendAt(epoch.Add(90*time.Second), l2, time.Minute); err != nil {
@@ -501,10 +509,10 @@ func testFrontierLeaseExpiry(t *testing.T, open Opener) {
 	if l, _, _ := f.NextAt(epoch.Add(140 * time.Second)); l != nil {
 		t.Fatalf("an extended lease expired early: %s leased again", l.URL)
 	}
-	if err := f.DoneAt(epoch.Add(140*time.Second), l2, frontier.Success(0)); err != nil {
+	if _, err := f.DoneAt(epoch.Add(140*time.Second), l2, frontier.Success(0)); err != nil {
 		t.Fatalf("Done on the extended lease: %v", err)
 	}
-	if err := f.DoneAt(epoch.Add(141*time.Second), l2, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseSettled) {
+	if _, err := f.DoneAt(epoch.Add(141*time.Second), l2, frontier.Success(0)); !errors.Is(err, frontier.ErrLeaseSettled) {
 		t.Fatalf("second Done = %v, want ErrLeaseSettled", err)
 	}
 	if l, _, _ := f.NextAt(epoch.Add(time.Hour)); l != nil {
@@ -541,23 +549,28 @@ func testFrontierReopen(t *testing.T, open Opener) {
 			t.Fatalf("NextAt #%d = %v, %v", i, l, err)
 		}
 		var o frontier.Outcome
+		var want frontier.Settlement
+		recrawl := frontier.Settlement{Kind: frontier.SettlementRecrawl, At: now.Add(time.Hour)}
 		switch i % 4 {
 		case 0:
-			o, state[l.URL] = frontier.Outcome{Kind: frontier.OutcomeSuccess, Fingerprint: uint64(i + 1), RecrawlAt: now.Add(time.Hour)}, "recrawl"
+			o, state[l.URL], want = frontier.Outcome{Kind: frontier.OutcomeSuccess, Fingerprint: uint64(i + 1), RecrawlAt: now.Add(time.Hour)}, "recrawl", recrawl
 		case 1:
 			o, state[l.URL] = frontier.Retry(time.Minute), "retry"
+			want = frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(time.Minute), Attempt: 1}
 		case 2:
-			o, state[l.URL] = frontier.Failed(), "failed"
+			o, state[l.URL], want = frontier.Failed(), "failed", frontier.Settlement{Kind: frontier.SettlementFailed}
 		case 3:
 			if i < 12 { // at most three hosts kept busy by unsettled leases
 				state[l.URL] = "leased"
 				continue
 			}
-			o, state[l.URL] = frontier.Outcome{Kind: frontier.OutcomeSuccess, Fingerprint: uint64(i + 1), RecrawlAt: now.Add(time.Hour)}, "recrawl"
+			o, state[l.URL], want = frontier.Outcome{Kind: frontier.OutcomeSuccess, Fingerprint: uint64(i + 1), RecrawlAt: now.Add(time.Hour)}, "recrawl", recrawl
 		}
-		if err := f.DoneAt(now, l, o); err != nil {
+		got, err := f.DoneAt(now, l, o)
+		if err != nil {
 			t.Fatal(err)
 		}
+		checkSettlement(t, l.URL, got, want)
 	}
 	f.Close()
 	closeStore(t, s)
@@ -612,6 +625,102 @@ func testFrontierReopen(t *testing.T, open Opener) {
 				t.Fatalf("failed %s came back", e.URL)
 			}
 		}
+	}
+}
+
+// checkSettlement fails t unless got is want; times compare as instants.
+func checkSettlement(t *testing.T, url string, got, want frontier.Settlement) {
+	t.Helper()
+	if got.Kind != want.Kind || !got.At.Equal(want.At) || got.Attempt != want.Attempt {
+		t.Fatalf("Done(%s) = %v at %v attempt %d, want %v at %v attempt %d",
+			url, got.Kind, got.At, got.Attempt, want.Kind, want.At, want.Attempt)
+	}
+}
+
+// testFrontierSettlements checks what DoneAt reports on a stored frontier:
+// a retry is due after its backoff and is given up at MaxAttempts, counting
+// the attempts made before a reopen; a success is recrawled when the
+// Schedule or Outcome.RecrawlAt says; a failure is final.
+func testFrontierSettlements(t *testing.T, open Opener) {
+	s, dir := openFresh(t, open)
+	opts := frontier.Options{MaxAttempts: 3, RetryBase: 10 * time.Second, RetryMax: 15 * time.Second,
+		Schedule: frontier.FixedInterval(time.Hour)}
+	f := newFrontier(t, s, opts)
+	urls := []string{"http://retry.test/", "http://sched.test/", "http://at.test/", "http://fail.test/"}
+	for _, u := range urls {
+		if err := f.AddAt(epoch, frontier.Entry{URL: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leaseOf := func(f *frontier.Frontier, now time.Time, url string) *frontier.Lease {
+		t.Helper()
+		l, _, err := f.NextAt(now)
+		if err != nil || l == nil || l.URL != url {
+			t.Fatalf("NextAt(%v) = %+v, %v; want a lease of %s", now.Sub(epoch), l, err, url)
+		}
+		return l
+	}
+	byURL := map[string]*frontier.Lease{}
+	for range urls {
+		l, _, err := f.NextAt(epoch)
+		if err != nil || l == nil {
+			t.Fatalf("NextAt = %v, %v", l, err)
+		}
+		byURL[l.URL] = l
+	}
+	at := epoch.Add(5 * time.Minute)
+	for _, c := range []struct {
+		url  string
+		o    frontier.Outcome
+		want frontier.Settlement
+	}{
+		{urls[0], frontier.Retry(0), frontier.Settlement{Kind: frontier.SettlementRetrying, At: epoch.Add(10 * time.Second), Attempt: 1}},
+		{urls[1], frontier.Success(7), frontier.Settlement{Kind: frontier.SettlementRecrawl, At: epoch.Add(time.Hour)}},
+		{urls[2], frontier.Outcome{Kind: frontier.OutcomeSuccess, RecrawlAt: at}, frontier.Settlement{Kind: frontier.SettlementRecrawl, At: at}},
+		{urls[3], frontier.Failed(), frontier.Settlement{Kind: frontier.SettlementFailed}},
+	} {
+		got, err := f.DoneAt(epoch, byURL[c.url], c.o)
+		if err != nil {
+			t.Fatalf("DoneAt(%s): %v", c.url, err)
+		}
+		checkSettlement(t, c.url, got, c.want)
+	}
+	f.Close()
+	closeStore(t, s)
+
+	s = open(t, dir)
+	defer closeStore(t, s)
+	f = newFrontier(t, s, opts)
+	defer f.Close()
+	// The second retry waits 20 s capped at RetryMax; the third attempt
+	// is the last MaxAttempts allows.
+	now := epoch.Add(10 * time.Second)
+	got, err := f.DoneAt(now, leaseOf(f, now, urls[0]), frontier.Retry(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSettlement(t, urls[0], got, frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(15 * time.Second), Attempt: 2})
+	now = now.Add(15 * time.Second)
+	got, err = f.DoneAt(now, leaseOf(f, now, urls[0]), frontier.Retry(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSettlement(t, urls[0], got, frontier.Settlement{Kind: frontier.SettlementGivenUp, Attempt: 3})
+	// The recrawls come back when they said; the failed and the given-up
+	// URLs never do.
+	got, err = f.DoneAt(at, leaseOf(f, at, urls[2]), frontier.NotModified())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSettlement(t, urls[2], got, frontier.Settlement{Kind: frontier.SettlementRecrawl, At: at.Add(time.Hour)})
+	later := epoch.Add(time.Hour)
+	got, err = f.DoneAt(later, leaseOf(f, later, urls[1]), frontier.Success(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSettlement(t, urls[1], got, frontier.Settlement{Kind: frontier.SettlementRecrawl, At: later.Add(time.Hour)})
+	if l, wake, err := f.NextAt(later); err != nil || l != nil || !wake.Equal(at.Add(time.Hour)) {
+		t.Fatalf("NextAt after the settlements = %+v, %v, %v; want nothing until %v", l, wake, err, at.Add(time.Hour))
 	}
 }
 
@@ -677,7 +786,7 @@ func testFrontierConcurrent(t *testing.T, open Opener) {
 					continue
 				}
 				idle = 0
-				if err := f.DoneAt(epoch, l, frontier.Success(0)); err != nil {
+				if _, err := f.DoneAt(epoch, l, frontier.Success(0)); err != nil {
 					fail(fmt.Errorf("Done(%s): %w", l.URL, err))
 					return
 				}

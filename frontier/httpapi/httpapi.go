@@ -142,7 +142,11 @@
 //	HTTP/1.1 200 OK
 //	{"processed":2,"retries_scheduled":1,
 //	 "results":[{"url":"https://example.com/a","outcome":"done"},
-//	            {"url":"https://example.com/b","outcome":"retry"}]}
+//	            {"url":"https://example.com/b","outcome":"retry","due_at":"2026-11-21T10:07:00Z"}]}
+//
+// due_at is when the URL is queued again: a retry's time, or a done URL's
+// recrawl time; a retry on the last attempt the frontier allows is
+// "failed", without due_at.
 //
 // A result for a URL that is not in the lease, or whose lease expired, is
 // skipped ("outcome":"skipped" with "error" not_in_lease, lease_expired or

@@ -312,6 +312,11 @@ func TestLeaseSettleAndPoliteness(t *testing.T) {
 		res.Results[1].Outcome != "retry" || res.Results[2].Error != "not_in_lease" {
 		t.Fatalf("results: %+v", res)
 	}
+	// Retry-After beats the one-minute backoff; a plain success is not
+	// queued again.
+	if !res.Results[1].DueAt.Equal(clk.Now().Add(10*time.Minute)) || !res.Results[0].DueAt.IsZero() {
+		t.Fatalf("due times: %+v", res.Results)
+	}
 	// Settling twice: the lease is gone.
 	_, err = c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, Results: []httpapi.Result{{URL: "http://a.test/1", Status: "success"}}})
 	var apiErr *httpapi.APIError
@@ -769,5 +774,43 @@ func TestHeadMethod(t *testing.T) {
 	}
 	if l, err := c.Next(context.Background(), "w", 10, 0); err != nil || len(l.URLs) != 1 {
 		t.Fatalf("GET /next after HEAD: %v %+v", err, l)
+	}
+}
+
+// The results report the frontier's own decision: a retry is due after its
+// backoff until MaxAttempts, whose last retry fails the URL, and a success
+// is due again when the Schedule says.
+func TestResultsReportSettlement(t *testing.T) {
+	clk := newClock()
+	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1,
+		Frontier: frontier.Options{MaxAttempts: 2, RetryBase: time.Minute, Schedule: frontier.FixedInterval(time.Hour)}})
+	ctx := context.Background()
+	submit(t, c, "http://a.test/", "http://b.test/")
+	settle := func(url string, r httpapi.Result) httpapi.ResultStatus {
+		t.Helper()
+		l, err := c.Next(ctx, "w1", 1, 0)
+		if err != nil || len(l.URLs) != 1 || l.URLs[0].URL != url {
+			t.Fatalf("Next = %v %+v, want a lease of %s", err, l, url)
+		}
+		r.URL = url
+		res, err := c.Results(ctx, httpapi.ResultsRequest{LeaseID: l.LeaseID, WorkerID: "w1", Results: []httpapi.Result{r}})
+		if err != nil || len(res.Results) != 1 {
+			t.Fatalf("results: %v %+v", err, res)
+		}
+		return res.Results[0]
+	}
+	unavailable := httpapi.Result{Status: httpapi.ResultError, HTTPStatus: http.StatusServiceUnavailable}
+	if r := settle("http://a.test/", unavailable); r.Outcome != httpapi.OutcomeRetry || !r.DueAt.Equal(clk.Now().Add(time.Minute)) {
+		t.Fatalf("first outage: %+v, want a retry in a minute", r)
+	}
+	if r := settle("http://b.test/", httpapi.Result{Status: httpapi.ResultSuccess, HTTPStatus: 200}); r.Outcome != httpapi.OutcomeDone || !r.DueAt.Equal(clk.Now().Add(time.Hour)) {
+		t.Fatalf("success: %+v, want a recrawl in an hour", r)
+	}
+	clk.Advance(time.Minute)
+	if r := settle("http://a.test/", unavailable); r.Outcome != httpapi.OutcomeFailed || !r.DueAt.IsZero() {
+		t.Fatalf("second outage of two attempts: %+v, want failed", r)
+	}
+	if st := s.Stats(); st.URLs.Retried != 1 || st.URLs.Failed != 1 || st.Frontier.Dropped != 1 {
+		t.Fatalf("stats: %+v", st)
 	}
 }

@@ -313,7 +313,8 @@ func decisionOf(d robots.Decision) *dashboard.RobotsDecision {
 // settleInternal settles a lease the service decided on itself and keeps the
 // counters. category is the error category counted.
 func (s *Server) settleInternal(l *frontier.Lease, o frontier.Outcome, now time.Time, why, category string) {
-	if err := s.f.DoneAt(now, l, o); err != nil {
+	set, err := s.f.DoneAt(now, l, o)
+	if err != nil {
 		s.cfg.Logger.Error("httpapi: settling a lease", "url", l.URL, "err", err)
 		return
 	}
@@ -321,14 +322,10 @@ func (s *Server) settleInternal(l *frontier.Lease, o frontier.Outcome, now time.
 	c.mu.Lock()
 	countCategory(&c.errs, category)
 	outcome := OutcomeFailed
-	if o.Kind == frontier.OutcomeRetry {
-		if l.Attempt+1 < s.maxTries {
-			outcome = OutcomeRetry
-			c.urls.Retried++
-			c.queueLocked(s.band(l), 1)
-		} else {
-			c.urls.Failed++
-		}
+	if set.Kind == frontier.SettlementRetrying {
+		outcome = OutcomeRetry
+		c.urls.Retried++
+		c.queueLocked(s.band(l), 1)
 	} else {
 		c.urls.Failed++
 	}

@@ -216,7 +216,7 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 			continue
 		}
 		o, category := classify(r, sims[i])
-		err := s.f.DoneAt(now, l, o)
+		set, err := s.f.DoneAt(now, l, o)
 		switch {
 		case err == nil:
 		case errors.Is(err, frontier.ErrLeaseExpired):
@@ -236,7 +236,8 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 			break
 		}
 		resp.Processed++
-		st.Outcome = s.record(worker, l, r, o, category, sims[i], now)
+		st.Outcome = s.record(worker, l, r, set, category, sims[i], now)
+		st.DueAt = set.At
 		if st.Outcome == OutcomeRetry {
 			resp.RetriesScheduled++
 		}
@@ -312,16 +313,13 @@ func (s *Server) forget(id string, l *frontier.Lease, settled bool, now time.Tim
 
 // record keeps the counters and history of one settled result and returns
 // the settlement's name.
-func (s *Server) record(worker string, l *frontier.Lease, r *Result, o frontier.Outcome, category string, sim uint64, now time.Time) string {
+func (s *Server) record(worker string, l *frontier.Lease, r *Result, set frontier.Settlement, category string, sim uint64, now time.Time) string {
 	outcome := OutcomeDone
-	switch o.Kind {
-	case frontier.OutcomeFailed:
+	switch set.Kind {
+	case frontier.SettlementFailed, frontier.SettlementGivenUp:
 		outcome = OutcomeFailed
-	case frontier.OutcomeRetry:
+	case frontier.SettlementRetrying:
 		outcome = OutcomeRetry
-		if l.Attempt+1 >= s.maxTries {
-			outcome = OutcomeFailed // the frontier drops it
-		}
 	}
 	c := s.stats
 	c.mu.Lock()

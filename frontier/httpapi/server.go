@@ -116,7 +116,6 @@ type Server struct {
 	norm     *urlnorm.Options
 	prio     frontier.Prioritizer
 	bands    int
-	maxTries int
 	polite   *delayPoliteness // nil with a caller's Politeness
 	hist     *dashboard.History
 	tokenSum [sha256.Size]byte
@@ -226,10 +225,6 @@ func New(cfg Config) (*Server, error) {
 	s.prio = opts.Prioritizer
 	if s.prio == nil {
 		s.prio = frontier.BFS{}
-	}
-	s.maxTries = opts.MaxAttempts
-	if s.maxTries == 0 {
-		s.maxTries = 5
 	}
 	s.stats = newCounters(s.bands, s.started)
 	if opts.Store != nil {

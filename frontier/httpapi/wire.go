@@ -167,6 +167,11 @@ type ResultStatus struct {
 	// ("not_in_lease", "lease_expired", "already_settled").
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
+	// DueAt is when the URL is queued again: a retry's time, or a
+	// recrawl's for a done URL; absent otherwise. It is the frontier's
+	// own decision (backoff, MaxAttempts, Schedule), which the worker
+	// cannot work out.
+	DueAt time.Time `json:"due_at,omitzero"`
 }
 
 // Stats is the document of GET /api/v1/stats: the dashboard's Snapshot

@@ -87,7 +87,7 @@ func BenchmarkFrontierPebble(b *testing.B) {
 					if err != nil {
 						return
 					}
-					if err := f.Done(l, frontier.Success(0)); err != nil {
+					if _, err := f.Done(l, frontier.Success(0)); err != nil {
 						b.Error(err)
 						return
 					}

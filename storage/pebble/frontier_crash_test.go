@@ -119,10 +119,10 @@ func TestFrontierCrashChild(t *testing.T) {
 				retry := (h.Sum32()+uint32(l.Attempt))%3 == 0 && l.Attempt < 3
 				if retry {
 					say('r', l.Attempt, l.URL)
-					err = f.Done(l, frontier.Retry(0))
+					_, err = f.Done(l, frontier.Retry(0))
 				} else {
 					say('s', l.Attempt, l.URL)
-					err = f.Done(l, frontier.Success(0))
+					_, err = f.Done(l, frontier.Success(0))
 				}
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "done:", err)
@@ -277,7 +277,7 @@ func crashRound(t *testing.T, dir string, round, kill int) (int, int) {
 		if !strings.Contains(l.URL, fmt.Sprintf("/r%d/", round)) {
 			t.Fatalf("round %d: %s from an earlier round is queued although it was drained", round, l.URL)
 		}
-		if err := f.DoneAt(at, l, frontier.Success(0)); err != nil {
+		if _, err := f.DoneAt(at, l, frontier.Success(0)); err != nil {
 			t.Fatal(err)
 		}
 	}

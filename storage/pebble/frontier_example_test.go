@@ -20,7 +20,7 @@ func ExampleDB_Frontier() {
 	f, _ := frontier.New(frontier.Options{Store: db.Frontier()})
 	_ = f.AddAt(now, frontier.Entry{URL: "http://a.test/1"}, frontier.Entry{URL: "http://b.test/2"})
 	l, _, _ := f.NextAt(now)
-	_ = f.DoneAt(now, l, frontier.Success(0)) // durable when DoneAt returns
+	_, _ = f.DoneAt(now, l, frontier.Success(0)) // durable when DoneAt returns
 	f.Close()
 	db.Close()
 

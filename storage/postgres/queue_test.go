@@ -19,6 +19,7 @@ func TestQueueConformance(t *testing.T) {
 				MaxAttempts:  cfg.MaxAttempts,
 				RetryBase:    cfg.RetryBase,
 				RetryMax:     cfg.RetryMax,
+				Schedule:     cfg.Schedule,
 				PollInterval: 5e6,
 			})
 			if err != nil {

@@ -59,7 +59,7 @@ func TestOpenWithoutDDLRights(t *testing.T) {
 	if err != nil || l.URL != "http://a.test/" {
 		t.Fatalf("Next as the worker role: %v, %v", l, err)
 	}
-	if err := q.Done(l, frontier.Success(0)); err != nil {
+	if _, err := q.Done(l, frontier.Success(0)); err != nil {
 		t.Fatalf("Done as the worker role: %v", err)
 	}
 }

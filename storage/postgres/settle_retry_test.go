@@ -39,7 +39,7 @@ func TestSettleRetryAfterRollback(t *testing.T) {
 	}
 	l := ls[0]
 	success := frontier.Outcome{Kind: frontier.OutcomeSuccess}
-	if err := q.DoneAt(ctx, now, l, success); err != nil {
+	if _, err := q.DoneAt(ctx, now, l, success); err != nil {
 		t.Fatal(err)
 	}
 
@@ -58,7 +58,7 @@ func TestSettleRetryAfterRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- q.DoneAt(ctx, now, l, success) }()
+	go func() { _, err := q.DoneAt(ctx, now, l, success); done <- err }()
 	// Wait (polling, no timing assumption) until the settle waits for the
 	// row lock.
 	for deadline := time.Now().Add(20 * time.Second); ; {

@@ -40,7 +40,7 @@ func TestUnreadableRecordIsDropped(t *testing.T) {
 	if got := q.Stats().Corrupt; got != 1 {
 		t.Errorf("Stats.Corrupt = %d, want 1", got)
 	}
-	if err := q.DoneAt(ctx, now, ls[0], frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
+	if _, err := q.DoneAt(ctx, now, ls[0], frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -2,6 +2,9 @@ package redis
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"sync"
 	"testing"
@@ -96,4 +99,64 @@ func TestTwoCrawlersShareOneCrawl(t *testing.T) {
 		t.Errorf("%d robots violations", rep.RobotsViolations)
 	}
 	t.Logf("%d pages fetched by two crawlers sharing one Redis crawl; %d requests served", len(fetched), rep.Requests)
+}
+
+// TestCrawlerCountsGiveUpOfSharedQueue runs a Crawler on a Redis queue
+// whose MaxAttempts differs from the Crawler's: the Crawler learns from
+// Done that the queue gave the broken page up, and counts it as failed
+// after the queue's number of attempts, not its own.
+func TestCrawlerCountsGiveUpOfSharedQueue(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html><body><a href="/broken">broken</a></body></html>`)
+		default:
+			// 507: retried by the crawler, not by the fetcher.
+			http.Error(w, "full", http.StatusInsufficientStorage)
+		}
+	}))
+	defer srv.Close()
+	db := openTestDB(t)
+	const attempts = 3
+	polite := fetch.NewPoliteness(fetch.PolitenessConfig{Delay: time.Millisecond, BackoffBase: time.Millisecond})
+	q, err := db.Queue(QueueOptions{Politeness: polite, MaxAttempts: attempts, RetryBase: time.Millisecond,
+		RetryMax: time.Millisecond, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent:    "crawlkit-redis/1.0",
+		Seeds:        []string{srv.URL + "/"},
+		Delay:        time.Millisecond,
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		MaxAttempts:  attempts + 2, // the queue's own MaxAttempts applies
+		Queue:        q,
+		Politeness:   polite,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	n := hits["/broken"]
+	mu.Unlock()
+	if n != attempts {
+		t.Fatalf("/broken requested %d times, want %d", n, attempts)
+	}
+	if u := c.Stats().URLs; u.Failed != 1 || u.Retried != attempts-1 {
+		t.Errorf("stats %+v; want 1 failed (/broken, given up by the queue), %d retried", u, attempts-1)
+	}
 }

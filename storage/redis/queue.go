@@ -138,7 +138,7 @@ var _ interface {
 	Add(entries ...frontier.Entry) error
 	Next(ctx context.Context) (*frontier.Lease, error)
 	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) error
+	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
 	BlockHost(host string, until time.Time)
 	Stats() frontier.Stats
 } = (*Queue)(nil)
@@ -478,19 +478,23 @@ func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
 }
 
 // Done settles l with outcome o, reading the clock from QueueOptions.Now.
-func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) error {
+func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	ctx, cancel := q.opContext()
 	defer cancel()
 	return q.DoneAt(ctx, q.now(), l, o)
 }
 
-// Settlement is one lease and its outcome for DoneBatchAt, which sets Err.
+// Settlement is one lease and its outcome for DoneBatchAt, which sets Err
+// and Result.
 type Settlement struct {
 	Lease   *frontier.Lease
 	Outcome frontier.Outcome
 	// Err is set by DoneBatchAt: nil when the lease was settled, or an
 	// error as DoneAt returns it.
 	Err error
+	// Result is set by DoneBatchAt when Err is nil: what the settlement
+	// did, as DoneAt reports it.
+	Result frontier.Settlement
 }
 
 // DoneAt settles l with outcome o at time now: the URL is finished, or
@@ -499,13 +503,14 @@ type Settlement struct {
 // now). It returns frontier.ErrLeaseExpired if the lease ran out before now
 // (its URL is leased again), and frontier.ErrLeaseSettled if it was settled
 // already. A settle interrupted by a lost connection is retried; the retry
-// recognizes a settle that did commit.
-func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) error {
+// recognizes a settle that did commit. It reports what the settlement did:
+// this queue's policy decided it, which the caller cannot see.
+func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	s := []Settlement{{Lease: l, Outcome: o}}
 	if err := q.DoneBatchAt(ctx, now, s); err != nil {
-		return err
+		return frontier.Settlement{}, err
 	}
-	return s[0].Err
+	return s[0].Result, s[0].Err
 }
 
 // DoneBatchAt settles several leases at time now in one script call
@@ -523,7 +528,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	var work []planned
 	for i := range batch {
 		st := &batch[i]
-		st.Err = nil
+		st.Err, st.Result = nil, frontier.Settlement{}
 		if st.Lease == nil {
 			st.Err = frontier.ErrForeignLease
 			continue
@@ -590,6 +595,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 			continue
 		}
 		delete(q.leases, st.Lease.ID)
+		st.Result = w.s.Result()
 		switch st.Outcome.Kind {
 		case frontier.OutcomeSuccess:
 			q.stats.Succeeded++

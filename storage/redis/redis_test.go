@@ -134,6 +134,7 @@ func TestQueueConformance(t *testing.T) {
 				MaxAttempts:  cfg.MaxAttempts,
 				RetryBase:    cfg.RetryBase,
 				RetryMax:     cfg.RetryMax,
+				Schedule:     cfg.Schedule,
 				PollInterval: 5 * time.Millisecond,
 			})
 			if err != nil {

@@ -96,3 +96,22 @@ func (p *Policy) Plan(l *frontier.Lease, o frontier.Outcome, now time.Time) (Set
 	}
 	return s, nil
 }
+
+// Result is how the queues' Done reports s: the frontier.Settlement a
+// frontier.Frontier would report for the same lease and outcome.
+func (s *Settlement) Result() frontier.Settlement {
+	r := frontier.Settlement{Attempt: s.Attempts}
+	switch {
+	case s.State == Queued && s.Recrawl:
+		r.Kind, r.At = frontier.SettlementRecrawl, s.Next
+	case s.State == Queued:
+		r.Kind, r.At = frontier.SettlementRetrying, s.Next
+	case s.State == Done:
+		r.Kind = frontier.SettlementFinished
+	case s.Dropped:
+		r.Kind = frontier.SettlementGivenUp
+	default:
+		r.Kind = frontier.SettlementFailed
+	}
+	return r
+}

@@ -14,7 +14,7 @@ import (
 type Queue interface {
 	Add(entries ...frontier.Entry) error
 	Next(ctx context.Context) (*frontier.Lease, error)
-	Done(l *frontier.Lease, o frontier.Outcome) error
+	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
 }
 
 // WaitUntil polls cond until it holds, failing the test after a minute.
@@ -65,7 +65,7 @@ func WakesOnOtherAdd(t testing.TB, waiter, adder Queue, gate *idle.Gate, listens
 	if r.l.URL != url {
 		t.Fatalf("Next leased %s, want %s", r.l.URL, url)
 	}
-	if err := waiter.Done(r.l, frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
+	if _, err := waiter.Done(r.l, frontier.Outcome{Kind: frontier.OutcomeSuccess}); err != nil {
 		t.Fatal(err)
 	}
 }
