@@ -80,12 +80,20 @@ const (
 // per second and one connection per host, private addresses refused, bodies
 // limited to 10 MiB.
 type Config struct {
-	// UserAgent identifies the crawler on every request. It must start
-	// with a product token that robots.txt groups are matched against:
-	// letters, '-' and '_' only, as RFC 9309 §2.2.1 defines it (New
-	// refuses a token with a digit, such as "mybot2/1.0"). It should give
+	// UserAgent identifies the crawler on every request. It should give
 	// a contact, for example "examplebot/1.0 (+https://example.com/bot)".
+	// The robots.txt product token is RobotsToken, or else derived from
+	// it: its leading token ("examplebot"), or in the browser-compatible
+	// form "Mozilla/5.0 (compatible; examplebot/1.0; +https://…)" the
+	// first token of the comment that is not "compatible". New refuses a
+	// UserAgent whose only token is a browser's ("Mozilla"): name the
+	// crawler's token with RobotsToken.
 	UserAgent string
+	// RobotsToken is the product token robots.txt groups are matched
+	// against (RFC 9309 §2.2.1: letters, '-' and '_' only; New refuses a
+	// token with a digit, such as "mybot2"). Empty derives it from
+	// UserAgent.
+	RobotsToken string
 	// Seeds are the URLs the crawl starts from (depth 0).
 	Seeds []string
 
@@ -116,9 +124,12 @@ type Config struct {
 	Workers int
 
 	// Delay is the least time between two requests to one host (default
-	// 1 s). A robots.txt Crawl-delay or a slow server raises it per host;
-	// the Crawl-delay applies to every request to the host, those of
-	// redirects from other hosts and of sitemaps included.
+	// 1 s; NoDelay for none, for sites you run). A robots.txt Crawl-delay
+	// or a slow server raises it per host; the Crawl-delay applies to
+	// every request to the host, those of redirects from other hosts, of
+	// sitemaps and of its robots.txt included. With a Queue, Delay is
+	// refused unless Politeness is set: the queue schedules hosts by its
+	// own politeness model, which Delay cannot reach.
 	Delay time.Duration
 	// MaxConnsPerHost is the most requests in flight to one host
 	// (default 1).
@@ -138,6 +149,15 @@ type Config struct {
 	// fetch before it is dropped (default 3; negative: dropped at once).
 	// A URL that redirects to such a host is put back the same way.
 	RobotsRetries int
+	// MaxRetryWait bounds how long a URL is put off for a wait its server
+	// imposes: a Retry-After, a host block, an unreachable robots.txt's
+	// next fetch. A URL whose next attempt would be further away is given
+	// up (Reason MaxWait) rather than kept, so that a crawl whose only
+	// work left is such waits ends in minutes (default 5 min; RFC 9309
+	// §2.3.1.4 asks only that an unreachable robots.txt's host is not
+	// crawled, which giving its URLs up respects). Raise it for long
+	// crawls that should outwait an outage.
+	MaxRetryWait time.Duration
 	// FollowNofollow follows links of pages marked nofollow (meta robots
 	// or X-Robots-Tag) and links marked rel=nofollow. By default they are
 	// not followed.
@@ -294,7 +314,17 @@ const (
 	DefaultExpectedURLs  = 1 << 20
 	DefaultShutdownGrace = 10 * time.Second
 	DefaultMaxAttempts   = 5
+	DefaultMaxRetryWait  = 5 * time.Minute
 )
+
+// NoDelay as Config.Delay asks for no delay between requests to a host
+// (the zero value means the 1 s default). Use it only on sites you run.
+const NoDelay time.Duration = -1
+
+// maxWorkers bounds Config.Workers: each worker is a goroutine with
+// buffers of up to MaxBodyBytes, and more than this many requests in
+// flight from one process is a denial of service, not a crawl.
+const maxWorkers = 4096
 
 // withDefaults returns c with zero fields set to their defaults, or an
 // error naming the first unusable field.
@@ -302,8 +332,24 @@ func (c Config) withDefaults() (Config, error) {
 	if c.UserAgent == "" {
 		return c, fmt.Errorf("%w: UserAgent is required (name the crawler and a contact, e.g. \"examplebot/1.0 (+https://example.com/bot)\")", ErrConfig)
 	}
-	if !robots.ValidProductToken(productToken(c.UserAgent)) {
-		return c, fmt.Errorf("%w: UserAgent %q does not start with a robots.txt product token (letters, '-' and '_' only, RFC 9309 §2.2.1: no digits)", ErrConfig, c.UserAgent)
+	if i := badHeaderByte(c.UserAgent); i >= 0 {
+		return c, fmt.Errorf("%w: UserAgent has a control byte %q at %d", ErrConfig, c.UserAgent[i], i)
+	}
+	if c.RobotsToken == "" {
+		c.RobotsToken = productToken(c.UserAgent)
+		if browserToken(c.RobotsToken) {
+			return c, fmt.Errorf("%w: UserAgent %q names a browser's token (%q) where robots.txt needs the crawler's: set RobotsToken, e.g. \"examplebot\", or use the form \"Mozilla/5.0 (compatible; examplebot/1.0; +https://example.com/bot)\"", ErrConfig, c.UserAgent, c.RobotsToken)
+		}
+	}
+	if !robots.ValidProductToken(c.RobotsToken) {
+		return c, fmt.Errorf("%w: robots.txt product token %q (RobotsToken, or the start of UserAgent %q) is not letters, '-' and '_' only (RFC 9309 §2.2.1: no digits)", ErrConfig, c.RobotsToken, c.UserAgent)
+	}
+	for k, vs := range c.Header {
+		for _, v := range vs {
+			if i := badHeaderByte(v); i >= 0 {
+				return c, fmt.Errorf("%w: Header %q has a control byte %q at %d", ErrConfig, k, v[i], i)
+			}
+		}
 	}
 	if len(c.Seeds) == 0 {
 		return c, fmt.Errorf("%w: no Seeds", ErrConfig)
@@ -311,14 +357,20 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Queue != nil && c.Recrawl != nil {
 		return c, fmt.Errorf("%w: Recrawl schedules the Crawler's own frontier and is not used with a Queue; give the queue its recrawl schedule (postgres.QueueOptions.Schedule, redis.QueueOptions.Schedule)", ErrConfig)
 	}
+	if c.Queue != nil && c.Delay != 0 && c.Politeness == nil {
+		return c, fmt.Errorf("%w: Delay does not reach a Queue's schedule; make one politeness model, fetch.NewPoliteness(fetch.PolitenessConfig{Delay: …}), and pass it as Config.Politeness and as the queue's Politeness (postgres.QueueOptions.Politeness, redis.QueueOptions.Politeness)", ErrConfig)
+	}
+	if c.Workers > maxWorkers {
+		return c, fmt.Errorf("%w: Workers %d is above %d", ErrConfig, c.Workers, maxWorkers)
+	}
 	if c.Scope < ScopeSameHost || c.Scope > ScopeAny {
 		return c, fmt.Errorf("%w: unknown Scope %d", ErrConfig, int(c.Scope))
 	}
 	if c.MaxDepth < 0 || c.MaxPages < 0 || c.Workers < 0 || c.MaxConnsPerHost < 0 {
 		return c, fmt.Errorf("%w: MaxDepth, MaxPages, Workers and MaxConnsPerHost must not be negative", ErrConfig)
 	}
-	if c.Delay < 0 || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 {
-		return c, fmt.Errorf("%w: Delay, MaxCrawlDelay and RetryBackoff must not be negative", ErrConfig)
+	if (c.Delay < 0 && c.Delay != NoDelay) || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 || c.MaxRetryWait < 0 {
+		return c, fmt.Errorf("%w: Delay (NoDelay aside), MaxCrawlDelay, RetryBackoff and MaxRetryWait must not be negative", ErrConfig)
 	}
 	if c.MaxBodyBytes < 0 || c.MaxMediaBytes < 0 || c.ShutdownGrace < 0 {
 		return c, fmt.Errorf("%w: MaxBodyBytes, MaxMediaBytes and ShutdownGrace must not be negative", ErrConfig)
@@ -349,6 +401,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxCrawlDelay == 0 {
 		c.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+	if c.MaxRetryWait == 0 {
+		c.MaxRetryWait = DefaultMaxRetryWait
 	}
 	if c.RobotsRetries == 0 {
 		c.RobotsRetries = DefaultRobotsRetries
@@ -383,20 +438,71 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // productToken returns the robots.txt product token of a User-Agent: its
-// leading run of letters, digits, '-' and '_'. Digits are taken in although
-// RFC 9309 §2.2.1 allows none, so that withDefaults refuses "mybot2/1.0"
-// outright rather than crawl as "mybot", a different robots.txt group.
+// leading token, or for "Mozilla/5.0 (compatible; name/1.0; …)", the form
+// Googlebot and bingbot use, the first token of the comment after
+// "compatible". A token runs over letters, digits, '-' and '_': digits
+// are taken in although RFC 9309 §2.2.1 allows none, so that withDefaults
+// refuses "mybot2/1.0" outright rather than crawl as "mybot", a different
+// robots.txt group.
 func productToken(ua string) string {
+	tok := leadingToken(ua)
+	if !browserToken(tok) {
+		return tok
+	}
+	open := strings.IndexByte(ua, '(')
+	if open < 0 {
+		return tok
+	}
+	comment := ua[open+1:]
+	if end := strings.IndexByte(comment, ')'); end >= 0 {
+		comment = comment[:end]
+	}
+	for _, part := range strings.Split(comment, ";") {
+		if t := leadingToken(strings.TrimSpace(part)); t != "" && !browserToken(t) {
+			// "Windows NT 10.0" and the like are not product tokens: a
+			// product names itself with a version ("name/1.0").
+			if rest := strings.TrimSpace(part)[len(t):]; strings.HasPrefix(rest, "/") {
+				return t
+			}
+		}
+	}
+	return tok
+}
+
+// leadingToken returns s's leading run of letters, digits, '-' and '_'.
+func leadingToken(s string) string {
 	end := 0
-	for end < len(ua) {
-		c := ua[end]
+	for end < len(s) {
+		c := s[end]
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
 			end++
 			continue
 		}
 		break
 	}
-	return ua[:end]
+	return s[:end]
+}
+
+// browserToken reports a product token browsers send, which names no
+// crawler: robots.txt groups for it would be a browser's, not ours.
+func browserToken(t string) bool {
+	switch strings.ToLower(t) {
+	case "mozilla", "opera", "safari", "chrome", "applewebkit", "gecko", "compatible":
+		return true
+	}
+	return false
+}
+
+// badHeaderByte returns the index of the first byte of v that may not
+// appear in a header field value (RFC 9110 §5.5: CTLs other than HTAB),
+// or -1.
+func badHeaderByte(v string) int {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return i
+		}
+	}
+	return -1
 }
 
 // scopeFilter decides whether a normalized URL is in the crawl's scope.

@@ -482,6 +482,7 @@ func TestWorkersSurviveQueueErrors(t *testing.T) {
 	cfg := crawlConfig(web, &log)
 	cfg.Workers = 2
 	cfg.Queue = q
+	cfg.Delay = 0 // the queue spaces hosts by its own politeness model
 	q.failures.Store(4) // the first calls fail, as during a short outage
 	c, err := crawlkit.New(cfg)
 	if err != nil {
@@ -530,6 +531,7 @@ func TestRefusedLinksAreQueuedLater(t *testing.T) {
 	var log pageLog
 	cfg := crawlConfig(web, &log)
 	cfg.Queue = q
+	cfg.Delay = 0 // the queue spaces hosts by its own politeness model
 	cfg.RetryBackoff = time.Millisecond
 	c, err := crawlkit.New(cfg)
 	if err != nil {
@@ -602,6 +604,7 @@ func TestMonitorSurvivesQueueErrors(t *testing.T) {
 	var log pageLog
 	cfg := crawlConfig(web, &log)
 	cfg.Queue = q
+	cfg.Delay = 0 // the queue spaces hosts by its own politeness model
 	c, err := crawlkit.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -699,6 +702,7 @@ func TestLeaseKeptAliveWhileWorking(t *testing.T) {
 	cfg := crawlConfig(web, &pageLog{})
 	cfg.Workers = 4
 	cfg.Queue = q
+	cfg.Delay = 0 // the queue spaces hosts by its own politeness model
 	cfg.Handler = func(ctx context.Context, p *crawlkit.Page) error {
 		mu.Lock()
 		seen[p.URL]++

@@ -15,7 +15,13 @@ const dashboardHosts = 20
 func (cr *Crawler) DashboardSnapshot() dashboard.Snapshot {
 	s := cr.Stats()
 	snap := dashboard.Snapshot{
-		URLs:       dashboard.URLCounts(s.URLs),
+		URLs: dashboard.URLCounts{
+			Discovered: s.URLs.Discovered, Queued: s.URLs.Queued, Fetched: s.URLs.Fetched,
+			Successful: s.URLs.Successful, Failed: s.URLs.Failed, Retried: s.URLs.Retried,
+			Duplicates: s.URLs.Duplicates, BlockedByRobots: s.URLs.BlockedByRobots,
+			TrapRejected: s.URLs.TrapRejected, OutOfScope: s.URLs.OutOfScope,
+			FetchedByRedirect: s.URLs.FetchedByRedirect,
+		},
 		Throughput: dashboard.Throughput(s.Throughput),
 		Hosts:      dashboard.HostCounts(s.Hosts),
 		Workers:    dashboard.WorkerCounts(s.Workers),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/crawlkit/crawlkit/extract"
@@ -83,6 +84,8 @@ type Page struct {
 	// the zero value when it is unknown, as through a proxy. Each hop's
 	// own is in Redirects.
 	RemoteAddr netip.AddrPort
+
+	finalURL *url.URL // FinalURL parsed, for the redirect target's admission
 }
 
 // Link is one link of a page.

@@ -28,6 +28,18 @@ type Stats struct {
 	WireBytes int64 `json:"wire_bytes"`
 	// SinkErrors counts the pages Config.Sink failed to write.
 	SinkErrors int64 `json:"sink_errors"`
+	// LinksRejected counts the links of fetched pages (and seeds, sitemap
+	// entries and redirect targets) that were not queued, by Reason: one
+	// count per occurrence, so a link on every page counts on every page.
+	// Links to URLs already known are not counted: they are followed.
+	LinksRejected map[Reason]int64 `json:"links_rejected"`
+	// Errors counts failed fetches by cause.
+	Errors ErrorStats `json:"errors"`
+	// Waiting says what the crawl waits for now.
+	Waiting WaitStats `json:"waiting"`
+	// Ended says how Run ended: "" while it runs, else "complete"
+	// (nothing left), "max-pages" or "cancelled" (ctx ended).
+	Ended string `json:"ended,omitempty"`
 	// Started is when Run began; Elapsed how long it has run.
 	Started time.Time     `json:"started"`
 	Elapsed time.Duration `json:"elapsed_ns"`
@@ -58,12 +70,25 @@ type URLStats struct {
 	// of another, earlier page (a page fetched again is not a duplicate of
 	// itself).
 	Duplicates int64 `json:"duplicate_content"`
-	// BlockedByRobots counts URLs robots.txt did not allow.
+	// BlockedByRobots counts URLs robots.txt did not allow
+	// (NotFetched robots and crawl-delay).
 	BlockedByRobots int64 `json:"blocked_by_robots"`
-	// TrapRejected counts links rejected as spider traps.
+	// TrapRejected counts links rejected as spider traps (LinksRejected
+	// trap and trap-stopped).
 	TrapRejected int64 `json:"rejected_as_traps"`
-	// OutOfScope counts links outside the crawl's scope or depth.
+	// OutOfScope counts links outside the crawl's scope or depth, and
+	// redirects out of scope (LinksRejected scope and depth, NotFetched
+	// scope).
 	OutOfScope int64 `json:"out_of_scope"`
+	// NotFetched counts the queued URLs the crawl gave up without a
+	// fetch, or after failed ones, by Reason (robots, guard,
+	// robots-unreachable, retry-budget, max-wait, …). With MaxPages,
+	// max-pages counts the URLs left queued when the crawl stopped.
+	NotFetched map[Reason]int64 `json:"not_fetched"`
+	// Deferred counts the times a URL was put back to be tried later, by
+	// Reason (fetch-error, http-error, retry-after, robots-unreachable,
+	// handler-error, links-pending); Retried is their sum.
+	Deferred map[Reason]int64 `json:"deferred"`
 	// FetchedByRedirect counts queued URLs settled without a request
 	// because this Run had already fetched them as the target of another
 	// URL's redirect (http:// to https://, say) after they were queued.
@@ -92,6 +117,36 @@ type HostStats struct {
 	Blocked int64 `json:"blocked"`
 }
 
+// ErrorStats counts failed fetches by cause.
+type ErrorStats struct {
+	// Network and Timeout count fetches that got no answer; HTTP4xx and
+	// HTTP5xx answers with those statuses (429 among the 4xx).
+	Network int64 `json:"network"`
+	Timeout int64 `json:"timeout"`
+	HTTP4xx int64 `json:"http_4xx"`
+	HTTP5xx int64 `json:"http_5xx"`
+}
+
+// WaitStats says what a crawl waits for: without it, a crawl idling on
+// its last hosts' Crawl-delay or an unreachable robots.txt looks stuck.
+type WaitStats struct {
+	// InFlight counts the URLs being worked on now; Queued those waiting
+	// in the queue (URLs.Queued less InFlight).
+	InFlight int64 `json:"in_flight"`
+	// CrawlDelayHosts counts hosts spaced by a robots.txt Crawl-delay
+	// longer than Config.Delay; LongestCrawlDelay is the longest.
+	CrawlDelayHosts   int           `json:"crawl_delay_hosts"`
+	LongestCrawlDelay time.Duration `json:"longest_crawl_delay_ns"`
+	// RobotsRetryHosts counts hosts whose robots.txt is unreachable, so
+	// all their URLs wait; NextRobotsRetry is the next fetch of one.
+	RobotsRetryHosts int       `json:"robots_retry_hosts"`
+	NextRobotsRetry  time.Time `json:"next_robots_retry,omitzero"`
+	// RetryAfterHosts counts hosts that asked the crawl to come back
+	// later (429/503 with Retry-After); RetryAfterUntil is the last end.
+	RetryAfterHosts int       `json:"retry_after_hosts"`
+	RetryAfterUntil time.Time `json:"retry_after_until,omitzero"`
+}
+
 // WorkerStats counts workers.
 type WorkerStats struct {
 	Active int64 `json:"active"`
@@ -100,11 +155,13 @@ type WorkerStats struct {
 
 // counters are the crawler's live counters.
 type counters struct {
-	discovered, fetched, successful, failed, retried    atomic.Int64
-	duplicates, robotsBlocked, trapRejected, outOfScope atomic.Int64
-	bytes, wireBytes, sinkErrors, redirectFetched       atomic.Int64
-	activeWorkers                                       atomic.Int64
-	hostsBlocked                                        atomic.Int64
+	discovered, fetched, successful, failed, retried atomic.Int64
+	duplicates                                       atomic.Int64
+	bytes, wireBytes, sinkErrors, redirectFetched    atomic.Int64
+	activeWorkers                                    atomic.Int64
+	hostsBlocked                                     atomic.Int64
+	// By reason: links not queued, queued URLs given up, URLs put back.
+	linksRejected, notFetched, deferred reasonCounts
 	// Failure categories for the dashboard.
 	errNetwork, errTimeout, err4xx, err5xx atomic.Int64
 
@@ -272,20 +329,25 @@ func (c *counters) snapshot(started, now time.Time, queued int64, workers int) S
 			Failed:          c.failed.Load(),
 			Retried:         c.retried.Load(),
 			Duplicates:      c.duplicates.Load(),
-			BlockedByRobots: c.robotsBlocked.Load(),
-			TrapRejected:    c.trapRejected.Load(),
-			OutOfScope:      c.outOfScope.Load(),
+			BlockedByRobots: c.notFetched.get(ReasonRobots) + c.notFetched.get(ReasonCrawlDelay),
+			TrapRejected:    c.linksRejected.get(ReasonTrap) + c.linksRejected.get(ReasonTrapStopped),
+			OutOfScope:      c.linksRejected.get(ReasonScope) + c.linksRejected.get(ReasonDepth) + c.notFetched.get(ReasonScope),
+			NotFetched:      c.notFetched.snapshot(),
+			Deferred:        c.deferred.snapshot(),
 
 			FetchedByRedirect: c.redirectFetched.Load(),
 		},
-		Throughput: Throughput{Current: current, Average: avg, Peak: peak},
-		Hosts:      HostStats{Discovered: hosts, Active: active, Blocked: c.hostsBlocked.Load()},
-		Workers:    WorkerStats{Active: activeWorkers, Idle: int64(workers) - activeWorkers},
-		Bytes:      c.bytes.Load(),
-		WireBytes:  c.wireBytes.Load(),
-		SinkErrors: c.sinkErrors.Load(),
-		Started:    started,
-		Elapsed:    elapsed,
+		Throughput:    Throughput{Current: current, Average: avg, Peak: peak},
+		Hosts:         HostStats{Discovered: hosts, Active: active, Blocked: c.hostsBlocked.Load()},
+		Workers:       WorkerStats{Active: activeWorkers, Idle: int64(workers) - activeWorkers},
+		Bytes:         c.bytes.Load(),
+		WireBytes:     c.wireBytes.Load(),
+		SinkErrors:    c.sinkErrors.Load(),
+		LinksRejected: c.linksRejected.snapshot(),
+		Errors: ErrorStats{Network: c.errNetwork.Load(), Timeout: c.errTimeout.Load(),
+			HTTP4xx: c.err4xx.Load(), HTTP5xx: c.err5xx.Load()},
+		Started: started,
+		Elapsed: elapsed,
 	}
 }
 

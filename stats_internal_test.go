@@ -2,6 +2,7 @@ package crawlkit
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 )
@@ -43,11 +44,11 @@ func TestHostAccountingIsBounded(t *testing.T) {
 		t.Errorf("snapshot hosts %+v", s.Hosts)
 	}
 
-	cr := &Crawler{stats: newCounters(), blockedHosts: map[string]bool{}, blockedSeen: newHostSet()}
+	cr := &Crawler{stats: newCounters(), blockedHosts: map[string]bool{}, blockedSeen: newHostSet(), cfg: Config{Logger: slog.New(slog.DiscardHandler)}}
 	for i := range 3 * maxActivity {
 		h := fmt.Sprintf("b%d.test", i)
-		cr.markBlocked(h)
-		cr.markBlocked(h)
+		cr.hostStopped(h, ReasonRobots, "test")
+		cr.hostStopped(h, ReasonRobots, "test")
 	}
 	if got := cr.stats.hostsBlocked.Load(); got > 3*maxActivity || got < 3*maxActivity-1 {
 		t.Errorf("blocked hosts counted %d, want %d", got, 3*maxActivity)

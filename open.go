@@ -1,0 +1,265 @@
+package crawlkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/crawlkit/crawlkit/bloom"
+	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/robots"
+	"github.com/crawlkit/crawlkit/simhash"
+	"github.com/crawlkit/crawlkit/storage/pebble"
+	"github.com/crawlkit/crawlkit/trap"
+	"github.com/crawlkit/crawlkit/urlnorm"
+)
+
+// Opening and closing a Run: the stores of the DataDir and the components
+// the stages use.
+
+// politenessDelay is the fetch.PolitenessConfig Delay for Config.Delay:
+// NoDelay asks for none, which the politeness model spells negative.
+func politenessDelay(d time.Duration) time.Duration {
+	if d == NoDelay {
+		return -1
+	}
+	return d
+}
+
+// open sets up the stores and components.
+func (cr *Crawler) open() error {
+	cfg := cr.cfg
+	var (
+		frontStore  frontier.Store
+		robotsStore robots.Store
+		fpStore     simhash.Store
+		fpTables    *pebble.FingerprintTables
+	)
+	robotsStore, fpStore = cfg.RobotsStore, cfg.FingerprintStore
+	if cfg.DataDir != "" {
+		db, err := pebble.Open(cfg.DataDir, pebble.Options{CacheBytes: cfg.DataDirCacheBytes, Logger: cfg.Logger})
+		if err != nil {
+			return fmt.Errorf("crawlkit: opening data directory: %w", err)
+		}
+		cr.db = db
+		frontStore = db.Frontier()
+		if robotsStore == nil {
+			robotsStore = db.RobotsStore()
+		}
+		if fpStore == nil {
+			fpTables = db.FingerprintTables()
+		}
+		cr.seenStore = db.SeenStore()
+		cr.names = db.NameStore()
+	}
+
+	guardAllow := cfg.AllowPrivate
+	politeness := cfg.Politeness
+	if politeness == nil {
+		politeness = fetch.NewPoliteness(fetch.PolitenessConfig{
+			Delay:         politenessDelay(cfg.Delay),
+			MaxConcurrent: cfg.MaxConnsPerHost,
+			MaxCrawlDelay: cfg.MaxCrawlDelay,
+		})
+	}
+	dns := fetch.NewDNSCache(fetch.DNSConfig{})
+	cr.dns = dns
+	// Canonical keys, so that a caller's "accept" replaces the default
+	// Accept below instead of being sent next to it.
+	header := make(http.Header, len(cfg.Header)+1)
+	for k, v := range cfg.Header {
+		ck := http.CanonicalHeaderKey(k)
+		header[ck] = append(header[ck], v...)
+	}
+	if header.Get("Accept") == "" {
+		header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+	}
+	base := fetch.Config{
+		UserAgent:    cfg.UserAgent,
+		DialContext:  cfg.DialContext,
+		DNS:          dns,
+		AllowCIDRs:   guardAllow,
+		Politeness:   politeness,
+		HostKey:      urlnorm.Host,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Header:       header,
+		Check:        cr.checkRequest,
+	}
+	var err error
+	if cr.fetcher, err = fetch.New(base); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	// Media and robots.txt fetches go over the page fetcher's connections:
+	// a host's robots.txt and its first page then share one connection.
+	media := base
+	media.ShareConns = cr.fetcher
+	media.MaxBodyBytes = cfg.MaxMediaBytes
+	media.Header = cfg.Header.Clone()
+	if cr.mediaFetcher, err = fetch.New(media); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	// robots.txt: no redirects (the robots cache follows them itself and
+	// counts them), no retries (it backs off itself), 500 KiB is all it
+	// reads (RFC 9309 §2.5). Its requests are spaced by a politeness model
+	// of their own: a robots.txt answering 5xx makes the whole host
+	// disallowed until the robots cache fetches it again, so a backoff or
+	// Retry-After recorded for the page fetches would only keep the
+	// frontier from settling the host's URLs.
+	rb := base
+	rb.ShareConns = cr.fetcher
+	rb.Check = nil
+	rb.Politeness = fetch.NewPoliteness(fetch.PolitenessConfig{Delay: politenessDelay(cfg.Delay), MaxCrawlDelay: cfg.MaxCrawlDelay})
+	rb.MaxRedirects = -1
+	rb.MaxRetries = -1
+	rb.MaxBodyBytes = robots.DefaultMaxBytes + 1
+	rb.Header = cfg.Header.Clone()
+	if cr.robotsFetcher, err = fetch.New(rb); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	cr.robots = robots.NewCache(robots.Config{
+		Fetch: cr.fetchRobots,
+		Parse: robots.Options{MaxCrawlDelay: cfg.MaxCrawlDelay},
+		Store: robotsStore,
+		OnStoreError: func(origin string, err error) {
+			cfg.Logger.Warn("robots store error", "origin", origin, "err", err)
+		},
+		Clock: cfg.Now,
+	})
+
+	if cfg.Queue != nil {
+		cr.front = cfg.Queue
+	} else {
+		f, err := frontier.New(frontier.Options{
+			Store:            frontStore,
+			Prioritizer:      cfg.Prioritizer,
+			Politeness:       politeness,
+			Schedule:         cfg.Recrawl,
+			Now:              cfg.Now,
+			MaxLeasesPerHost: cfg.MaxConnsPerHost,
+			RetryBase:        cfg.RetryBackoff,
+			MaxAttempts:      cfg.MaxAttempts,
+		})
+		if err != nil {
+			return fmt.Errorf("crawlkit: frontier: %w", err)
+		}
+		cr.front, cr.ownFront = f, f
+	}
+
+	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs}); err != nil {
+		return fmt.Errorf("crawlkit: seen set: %w", err)
+	}
+	if cr.seenStore != nil && cfg.Queue == nil {
+		// The filter claims URLs in memory; the store records them after
+		// they are queued (see admit). Rebuild the filter from the store.
+		if err := cr.seenStore.ForEach(func(key uint64) error {
+			_, err := cr.seen.TestAndAddKey(key)
+			return err
+		}); err != nil {
+			return fmt.Errorf("crawlkit: loading seen URLs: %w", err)
+		}
+	}
+	if cfg.NearDuplicateBits > 0 {
+		opts := simhash.Options{K: cfg.NearDuplicateBits, Store: fpStore}
+		if fpTables != nil {
+			opts.Tables = fpTables
+		}
+		if cr.index, err = simhash.NewIndex(opts); err != nil {
+			return fmt.Errorf("crawlkit: fingerprint index: %w", err)
+		}
+		if fpTables != nil && cr.index.Len() == 0 {
+			if err := cr.importFingerprints(cr.db.FingerprintStore()); err != nil {
+				return err
+			}
+		}
+		// At 10^-4 (19 bits per URL), one first fetch in 10 000 is taken
+		// for a refetch and goes unindexed (see analyze).
+		if cr.analyzed, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs, FalsePositiveRate: analyzedFalsePositiveRate}); err != nil {
+			return fmt.Errorf("crawlkit: analyzed-page set: %w", err)
+		}
+	}
+	// Only URLs the seen set has not admitted reach the detector, and each
+	// fetched page is reported once (analyze keeps refetches from it), so
+	// it need not remember URL keys.
+	tc := cfg.Trap
+	tc.DistinctCandidates = true
+	cr.traps = trap.New(tc)
+	return nil
+}
+
+// importFingerprints copies into the (empty) on-disk index the
+// fingerprints a data directory written before the index lived on disk
+// keeps in its fingerprint store.
+func (cr *Crawler) importFingerprints(old *pebble.FingerprintStore) error {
+	const batch = 10000
+	var buf []simhash.Entry
+	flush := func() error {
+		err := cr.index.AddBatch(buf)
+		buf = buf[:0]
+		return err
+	}
+	err := old.ForEach(func(e simhash.Entry) error {
+		if buf = append(buf, e); len(buf) == batch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return fmt.Errorf("crawlkit: importing fingerprints into the on-disk index: %w", err)
+	}
+	return nil
+}
+
+// closeAll stops the components in dependency order.
+func (cr *Crawler) closeAll() error {
+	var errs []error
+	if cr.ownFront != nil {
+		errs = append(errs, cr.ownFront.Close())
+	}
+	// The fetchers sharing the page fetcher's connections close first.
+	for _, f := range []*fetch.Fetcher{cr.mediaFetcher, cr.robotsFetcher, cr.fetcher} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	if cr.dns != nil {
+		cr.dns.Close()
+	}
+	if cr.cfg.Sink != nil {
+		errs = append(errs, cr.cfg.Sink.Close())
+	}
+	if cr.db != nil {
+		errs = append(errs, cr.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// fetchRobots fetches a robots.txt through the robots fetcher (address
+// guard, politeness, limits) for the robots cache, and tells the gate how
+// it went (noteRobotsFetch).
+func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Response, error) {
+	started := cr.cfg.Now()
+	resp, err := cr.robotsFetcher.Fetch(ctx, rawURL)
+	if u, perr := url.Parse(rawURL); perr == nil {
+		cr.noteRobotsFetch(urlnorm.Host(u), started, cr.cfg.Now(), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)),
+		StatusCode:    resp.StatusCode,
+		Proto:         resp.Proto,
+		Header:        resp.Header,
+		Body:          io.NopCloser(bytes.NewReader(resp.Body)),
+		ContentLength: int64(len(resp.Body)),
+	}, nil
+}
