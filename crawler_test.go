@@ -482,7 +482,7 @@ func TestWorkersSurviveQueueErrors(t *testing.T) {
 	cfg := crawlConfig(web, &log)
 	cfg.Workers = 2
 	cfg.Queue = q
-	cfg.Delay = 0 // the queue spaces hosts by its own politeness model
+	cfg.Delay = 0       // the queue spaces hosts by its own politeness model
 	q.failures.Store(4) // the first calls fail, as during a short outage
 	c, err := crawlkit.New(cfg)
 	if err != nil {
