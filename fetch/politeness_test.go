@@ -346,3 +346,53 @@ func TestPolitenessEvictionAmortizedWhenNothingIsEvictable(t *testing.T) {
 		visit(t, p, fmt.Sprintf("live%d.test", i), later, later, Outcome{Status: 200})
 	}
 }
+
+// TestPolitenessContacted: a request made through another fetcher counts
+// toward the host's spacing from its end, and sets the adaptive delay; one
+// reported late, ending before the latest request recorded, changes
+// nothing.
+func TestPolitenessContacted(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1})
+	p.SetCrawlDelay("a.test", 5*time.Second)
+	p.Contacted("a.test", t0, t0.Add(200*time.Millisecond))
+	want := t0.Add(5200 * time.Millisecond)
+	if got := p.ReadyAt("a.test", t0.Add(300*time.Millisecond)); !got.Equal(want) {
+		t.Fatalf("ready after %v, want the Crawl-delay after the other request's end (5.2 s)", got.Sub(t0))
+	}
+	if ok, at := p.TryAcquire("a.test", t0.Add(time.Second)); ok || !at.Equal(want) {
+		t.Fatalf("TryAcquire at 1 s = %v, %v; want refused until 5.2 s", ok, at.Sub(t0))
+	}
+	p.Contacted("a.test", t0.Add(-time.Minute), t0)
+	if got := p.ReadyAt("a.test", t0); !got.Equal(want) {
+		t.Fatalf("a request reported late moved the ready time to %v", got.Sub(t0))
+	}
+	if got := p.ReadyAt("b.test", t0); !got.Equal(t0) {
+		t.Fatalf("b.test ready at %v, want now", got.Sub(t0))
+	}
+
+	q := NewPoliteness(PolitenessConfig{DelayFactor: 5})
+	q.Contacted("a.test", t0, t0.Add(2*time.Second))
+	if d := q.Delay("a.test"); d != 10*time.Second {
+		t.Fatalf("delay after another fetcher's 2 s request = %v, want 10 s (factor 5)", d)
+	}
+}
+
+// TestPolitenessDelayConfig: zero means the 1 s default, negative means
+// none; the adaptive delay stays on unless DelayFactor is negative too.
+func TestPolitenessDelayConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg        PolitenessConfig
+		delay, gap time.Duration // Config().Delay; gap after a 10 ms request
+	}{
+		{PolitenessConfig{}, time.Second, time.Second},
+		{PolitenessConfig{Delay: -1}, 0, 50 * time.Millisecond},
+		{PolitenessConfig{Delay: -1, DelayFactor: -1}, 0, 0},
+	} {
+		p := NewPoliteness(c.cfg)
+		visit(t, p, "a.test", t0, t0.Add(10*time.Millisecond), Outcome{Status: 200})
+		end := t0.Add(10 * time.Millisecond)
+		if d, gap := p.Config().Delay, p.ReadyAt("a.test", end).Sub(end); d != c.delay || gap != c.gap {
+			t.Errorf("%+v: Delay %v, gap %v; want %v, %v", c.cfg, d, gap, c.delay, c.gap)
+		}
+	}
+}
