@@ -160,8 +160,9 @@ type Config struct {
 	// included, share it, so the chain takes at most Timeout of request
 	// time however many hops it has. Politeness waits between hops are not
 	// counted; MaxPolitenessWait bounds those. A request cut off by one of
-	// these fails with ErrTimeout and counts as a failure of its host; one
-	// ended by the caller's context does not.
+	// these fails with ErrTimeout and counts as a failure of its URL toward
+	// the host's error backoff (see Politeness); one ended by the caller's
+	// context does not.
 	ConnectTimeout, TLSTimeout, HeaderTimeout, Timeout time.Duration
 	// MinTransferRate in bytes per second, averaged over each
 	// TransferRateWindow while a body is read; a slower transfer fails
