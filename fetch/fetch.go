@@ -139,6 +139,14 @@ type Config struct {
 	// become ready; a host blocked for longer fails at once with a
 	// *HostBlockedError that says until when. Default 1 min.
 	MaxPolitenessWait time.Duration
+	// Contacted, if set, is told of every request the Fetcher sends (each
+	// attempt and redirect hop), after it ends, with its politeness host key
+	// and its start and end on Clock. Set it to another Politeness's
+	// Contacted method to make this Fetcher's requests count toward that
+	// one's spacing: a crawler's robots.txt Fetcher, which has a politeness
+	// model of its own, so that the first page does not follow robots.txt
+	// at once on a host with a Crawl-delay.
+	Contacted func(host string, started, ended time.Time)
 	// HostKey maps a URL to the host string politeness is keyed by.
 	// Default urlnorm.Host (lower case, punycode, no default port), the key
 	// a frontier schedules by, so a shared Politeness sees one host under
@@ -152,8 +160,9 @@ type Config struct {
 	// included, share it, so the chain takes at most Timeout of request
 	// time however many hops it has. Politeness waits between hops are not
 	// counted; MaxPolitenessWait bounds those. A request cut off by one of
-	// these fails with ErrTimeout and counts as a failure of its host; one
-	// ended by the caller's context does not.
+	// these fails with ErrTimeout and counts as a failure of its URL toward
+	// the host's error backoff (see Politeness); one ended by the caller's
+	// context does not.
 	ConnectTimeout, TLSTimeout, HeaderTimeout, Timeout time.Duration
 	// MinTransferRate in bytes per second, averaged over each
 	// TransferRateWindow while a body is read; a slower transfer fails
@@ -458,18 +467,19 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		last := attempt >= f.cfg.MaxRetries
-		resp, err, retryHost := f.attempt(ctx, u, method, req, last)
+		resp, err, retryURL := f.attempt(ctx, u, method, req, last)
 		if resp != nil {
 			resp.Attempts = attempt + 1
 		}
-		if retryHost == "" {
+		if retryURL == nil {
 			return resp, err
 		}
 		wait := f.retryDelay(attempt)
+		retryHost := f.cfg.HostKey(retryURL)
 		if now := f.cfg.Clock.Now(); f.pol.ReadyAt(retryHost, now).Sub(now) > f.cfg.MaxPolitenessWait {
 			// The host is blocked for longer than we wait: give up now and
-			// let the failure count, so the backoff applies.
-			f.pol.fail(retryHost, now)
+			// let the failure count.
+			f.pol.fail(retryHost, retryURL.String(), now)
 			return resp, err
 		}
 		select {
@@ -505,10 +515,10 @@ func checkURL(u *url.URL) error {
 	return nil
 }
 
-// attempt makes one attempt at req, following redirects. A non-empty
-// retryHost reports that the failure is transient and names the host that
-// failed (the last hop's), so the caller may try again.
-func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *Request, last bool) (resp *Response, err error, retryHost string) {
+// attempt makes one attempt at req, following redirects. A non-nil retry
+// reports that the failure is transient and names the URL that failed (the
+// last hop's), so the caller may try again.
+func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *Request, last bool) (resp *Response, err error, retry *url.URL) {
 	resp = &Response{URL: u}
 	cur := u
 	// Config.Timeout is shared by the requests of the whole chain: each hop
@@ -518,20 +528,20 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 	dropCredentials := false
 	for hop := 0; ; hop++ {
 		if f.closed.Load() {
-			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrClosed), ""
+			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrClosed), nil
 		}
 		if hop > 0 && !dropCredentials {
 			dropCredentials = !credentialsFollow(u, cur)
 		}
 		if f.cfg.Check != nil {
 			if cerr := f.cfg.Check(ctx, cur); cerr != nil {
-				return nil, fmt.Errorf("fetch %s: %w: %w", cur.Redacted(), ErrDisallowed, cerr), ""
+				return nil, fmt.Errorf("fetch %s: %w: %w", cur.Redacted(), ErrDisallowed, cerr), nil
 			}
 		}
 		host := f.cfg.HostKey(cur)
 		started, err := f.acquire(ctx, host)
 		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), err), ""
+			return nil, fmt.Errorf("fetch %s: %w", cur.Redacted(), err), nil
 		}
 		// Reading the clock is not free (hundreds of nanoseconds on some
 		// virtual machines), so with the system clock the politeness
@@ -550,7 +560,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		if !f.sysClock {
 			ended = f.cfg.Clock.Now()
 		}
-		out := Outcome{Status: ex.status}
+		out := Outcome{URL: cur.String(), Status: ex.status}
 		if ex.err != nil && !ex.aborted && !isPolicyError(ex.err) {
 			// Only trouble reaching or hearing from the server counts
 			// for the error backoff; a body over our limits, the caller
@@ -560,32 +570,35 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		if ex.status == http.StatusTooManyRequests || ex.status == http.StatusServiceUnavailable {
 			out.RetryAfter, out.HasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), ended)
 		}
-		retry := !last && f.retryable(ex, out)
-		out.Interim = retry
+		again := !last && f.retryable(ex, out)
+		out.Interim = again
 		f.pol.Release(host, started, ended, out)
-		if retry {
-			retryHost = host
+		if f.cfg.Contacted != nil {
+			f.cfg.Contacted(host, started, ended)
+		}
+		if again {
+			retry = cur
 		}
 		if ex.err != nil {
-			return nil, ex.err, retryHost
+			return nil, ex.err, retry
 		}
 		if ex.location == nil {
 			if resp.NotModified {
-				return resp, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrNotModified), ""
+				return resp, fmt.Errorf("fetch %s: %w", cur.Redacted(), ErrNotModified), nil
 			}
-			return resp, nil, retryHost
+			return resp, nil, retry
 		}
 		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status, Header: resp.Header, Date: started,
 			RemoteAddr: resp.RemoteAddr, RequestHeader: resp.RequestHeader})
 		if hop >= f.cfg.MaxRedirects {
-			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), ""
+			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), nil
 		}
 		if err := checkURL(ex.location); err != nil {
-			return nil, fmt.Errorf("redirect from %s: %w", cur.Redacted(), err), ""
+			return nil, fmt.Errorf("redirect from %s: %w", cur.Redacted(), err), nil
 		}
 		if f.cfg.Timeout > 0 && budget <= 0 {
 			return nil, fmt.Errorf("fetch %s: %w: %w (%s) before following the redirect to %s",
-				u.Redacted(), ErrTimeout, errTotalTimeout, f.cfg.Timeout, ex.location.Redacted()), ""
+				u.Redacted(), ErrTimeout, errTotalTimeout, f.cfg.Timeout, ex.location.Redacted()), nil
 		}
 		if ex.status == http.StatusSeeOther && method != http.MethodHead {
 			method = http.MethodGet

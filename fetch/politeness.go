@@ -10,11 +10,16 @@ import (
 )
 
 // PolitenessConfig configures a Politeness. Zero fields take the documented
-// defaults; a negative duration or factor switches that rule off.
+// defaults; a negative duration or factor switches that rule off. Zero
+// cannot mean "none" because it is the unset value, and an unset field must
+// be polite.
 type PolitenessConfig struct {
 	// Delay is the minimum time between the end of one request to a host
-	// and the start of the next. Default 1 s (one request per second per
-	// host, the convention most site operators expect from crawlers).
+	// and the start of the next. Zero means the default, 1 s (one request
+	// per second per host, the convention most site operators expect from
+	// crawlers); negative means no delay at all. The adaptive delay and a
+	// Crawl-delay still apply without it: for requests back to back, set
+	// DelayFactor negative too.
 	Delay time.Duration
 
 	// MaxConcurrent is the most requests in flight to one host. Default 1.
@@ -44,15 +49,15 @@ type PolitenessConfig struct {
 	// MaxRetryAfter caps a Retry-After header. Default 1 h.
 	MaxRetryAfter time.Duration
 
-	// BackoffBase, BackoffMax and ForgiveAfter govern the exponential
-	// backoff after failures (network errors, 5xx, and 429/503 without
-	// Retry-After): the n-th consecutive failure blocks the host for
+	// BackoffBase, BackoffMax and ForgiveAfter govern the host-wide
+	// exponential backoff, which starts when the host as a whole seems in
+	// trouble (see Politeness): the n-th backoff blocks the host for
 	// BackoffBase × 2^(n-1), capped at BackoffMax, each multiplied by a
 	// random factor in [0.75, 1.25) so that hosts behind one failing
-	// balancer do not all come back at once. The failure count is forgiven
-	// once the host has gone ForgiveAfter past the end of its last backoff
-	// without failing again. Defaults 60 s doubling to 1 h: a failing server
-	// is typically overloaded or restarting, which takes tens of seconds to
+	// balancer do not all come back at once. The count is forgiven once
+	// the host has gone ForgiveAfter past the end of its last backoff
+	// without another. Defaults 60 s doubling to 1 h: a failing server is
+	// typically overloaded or restarting, which takes tens of seconds to
 	// minutes, and the cap equals MaxRetryAfter so an explicit and an
 	// inferred "come back later" agree; forgiveness after 10 min of quiet.
 	BackoffBase, BackoffMax, ForgiveAfter time.Duration
@@ -105,6 +110,11 @@ func (c *PolitenessConfig) ensureDefaults() {
 
 // Outcome is what happened to one request, as recorded by Release.
 type Outcome struct {
+	// URL is what was requested. Failures are told apart by it: one URL
+	// failing again and again is that URL's trouble, several different
+	// ones failing is the host's (see Politeness). Only a hash is kept.
+	// Empty counts as a different URL every time.
+	URL string
 	// Status is the HTTP status code, or 0 if no response arrived.
 	Status int
 	// Err is the transport error, if no response arrived. The Fetcher
@@ -118,15 +128,25 @@ type Outcome struct {
 	HasRetryAfter bool
 	// Interim marks an attempt that the caller retries at once (after its
 	// own short backoff): its timing and any Retry-After are recorded, but
-	// it does not count as a failure for the error backoff. The Fetcher
-	// sets it on all attempts but the last of one Fetch call.
+	// it does not count as a failure. The Fetcher sets it on all attempts
+	// but the last of one Fetch call.
 	Interim bool
 }
 
-// failed reports whether o counts as a failure for the error backoff.
+// failed reports whether o is a failure: no answer, or an answer saying the
+// server could not serve the request.
 func (o Outcome) failed() bool {
 	return o.Err != nil || o.Status >= 500 || o.Status == 429
 }
+
+// hostFailureURLs is how many different URLs of a host must fail in a row,
+// with no success between them, before the host is taken to be in trouble
+// and backed off. One or two are what a healthy site with a broken page or
+// two looks like when their retries come due together; a server that is
+// down, overloaded or refusing connections fails whatever it is asked, so
+// a third different URL failing is strong evidence, and waiting for it
+// costs a dead host only two more requests.
+const hostFailureURLs = 3
 
 // Politeness is the per-host politeness model: it decides when each host may
 // be contacted next from everything recorded about it — the end of its last
@@ -134,6 +154,20 @@ func (o Outcome) failed() bool {
 // adaptive delay), the start spacing of concurrent requests, Retry-After,
 // exponential backoff after failures, and explicit blocks — and it caps the
 // requests in flight per host.
+//
+// Only signals about the whole host block it. A 429 or 503 with
+// Retry-After blocks it until then (RFC 9110 §10.2.3); a 429 without one
+// starts the error backoff at once, since it says the client is sending
+// too many requests (RFC 6585 §4). Any other failure — a 5xx, a
+// connection refused, a DNS failure, a timeout — is first taken as the
+// URL's own: a page that always answers 500, or one heavy page that times
+// out, must not hold up the rest of its site (its caller retries the URL on
+// its own schedule, as a frontier does). The host backs off only when
+// hostFailureURLs (3) different URLs have failed with no success between
+// them, and again at each further different URL that fails before a
+// success. Transport errors are counted the same way: most are host-wide,
+// but a timeout cannot be told from a slow page, and a refused connection
+// costs the server nothing, so waiting for three URLs is cheap.
 //
 // All methods take the current time explicitly and never read a clock, so
 // the model is deterministic. ReadyAt is the query a scheduler wants: a
@@ -161,8 +195,13 @@ type hostState struct {
 	crawlDelay   time.Duration
 	limiter      *rate.Limiter // start spacing; nil while MaxConcurrent is 1
 	blockedUntil time.Time     // Retry-After, backoff or BlockUntil
-	failures     int           // consecutive failures not yet forgiven
-	backoffEnd   time.Time     // end of the latest failure backoff
+	// failing holds hashes of the latest different URLs that failed since
+	// the last success, a ring of which the first min(nfailing,
+	// len(failing)) entries are in use; nfailing counts them all.
+	failing    [hostFailureURLs]uint64
+	nfailing   int
+	backoffs   int       // host-wide backoffs not yet forgiven
+	backoffEnd time.Time // end of the latest backoff
 }
 
 // NewPoliteness returns a Politeness with cfg's rules.
@@ -258,8 +297,9 @@ func (p *Politeness) tryAcquire(host string, now time.Time) (bool, time.Time, <-
 
 // Release ends a request to host that TryAcquire admitted; started is when
 // it began and now when it ended. It records the outcome: the end time and
-// duration (adaptive delay), Retry-After (a block, capped by MaxRetryAfter)
-// and, for a failure that is not Interim, the error backoff.
+// duration (adaptive delay), Retry-After (a block, capped by MaxRetryAfter),
+// and whether it failed or succeeded, which may start the error backoff
+// (see Politeness). An Interim failure is not counted.
 func (p *Politeness) Release(host string, started, now time.Time, o Outcome) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -271,31 +311,91 @@ func (p *Politeness) Release(host string, started, now time.Time, o Outcome) {
 		close(ch)
 		delete(p.released, host)
 	}
-	h.lastEnd = later(h.lastEnd, now)
-	if p.cfg.DelayFactor > 0 && now.After(started) {
-		d := time.Duration(p.cfg.DelayFactor * float64(now.Sub(started)))
-		h.adaptive = min(max(d, p.cfg.MinAdaptiveDelay), p.cfg.MaxAdaptiveDelay)
-	}
+	p.endedLocked(h, started, now)
 	switch {
 	case o.HasRetryAfter && (o.Status == 429 || o.Status == 503):
 		h.blockedUntil = later(h.blockedUntil, now.Add(min(max(o.RetryAfter, 0), p.cfg.MaxRetryAfter)))
-	case o.failed() && !o.Interim:
+	case o.Interim:
+	case o.Status == 429:
 		p.backoffLocked(h, now)
+	case o.failed():
+		p.urlFailedLocked(h, o.URL, now)
+	case o.Status > 0:
+		h.nfailing = 0
 	}
 	p.updateLimiterLocked(h, now)
 }
 
-// backoffLocked blocks h after a failure. Requires p.mu.
+// endedLocked records a request to h that ran from started to ended: the
+// next may start a delay after ended, and a request that came after all
+// others recorded sets the adaptive delay. Requires p.mu.
+func (p *Politeness) endedLocked(h *hostState, started, ended time.Time) {
+	if ended.Before(h.lastEnd) {
+		return
+	}
+	h.lastEnd = ended
+	if p.cfg.DelayFactor > 0 && ended.After(started) {
+		d := time.Duration(p.cfg.DelayFactor * float64(ended.Sub(started)))
+		h.adaptive = min(max(d, p.cfg.MinAdaptiveDelay), p.cfg.MaxAdaptiveDelay)
+	}
+}
+
+// Contacted records a request to host made outside p, by a Fetcher with a
+// politeness model of its own, from started to ended: the next request
+// admitted by p waits the host's delay after ended, and the adaptive delay
+// follows the request's duration, as for one of p's own. A crawler fetches
+// robots.txt that way and must not send the first page right after it: a
+// Crawl-delay spaces all of a crawler's requests to the host. Config.Contacted
+// calls it for every request a Fetcher sends.
+func (p *Politeness) Contacted(host string, started, ended time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := p.hostLocked(host, ended)
+	p.endedLocked(h, started, ended)
+	p.updateLimiterLocked(h, ended)
+}
+
+// urlFailedLocked counts a failure of url at h, and backs the host off when
+// it is the hostFailureURLs-th or a later different URL to fail since the
+// last success. Requires p.mu.
+func (p *Politeness) urlFailedLocked(h *hostState, url string, now time.Time) {
+	var k uint64
+	if url != "" {
+		k = hashURL(url)
+		for _, seen := range h.failing[:min(h.nfailing, len(h.failing))] {
+			if seen == k {
+				return
+			}
+		}
+	}
+	h.failing[h.nfailing%len(h.failing)] = k
+	h.nfailing++
+	if h.nfailing >= hostFailureURLs {
+		p.backoffLocked(h, now)
+	}
+}
+
+// hashURL is 64-bit FNV-1a, never zero (zero marks a URL left unnamed).
+func hashURL(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return max(h, 1)
+}
+
+// backoffLocked blocks h for its next host-wide backoff. Requires p.mu.
 func (p *Politeness) backoffLocked(h *hostState, now time.Time) {
 	if p.cfg.BackoffBase <= 0 {
 		return
 	}
-	if h.failures > 0 && now.Sub(h.backoffEnd) >= p.cfg.ForgiveAfter {
-		h.failures = 0
+	if h.backoffs > 0 && now.Sub(h.backoffEnd) >= p.cfg.ForgiveAfter {
+		h.backoffs = 0
 	}
-	h.failures++
+	h.backoffs++
 	d := p.cfg.BackoffMax
-	if shift := h.failures - 1; shift < 32 {
+	if shift := h.backoffs - 1; shift < 32 {
 		d = min(p.cfg.BackoffBase<<shift, p.cfg.BackoffMax)
 	}
 	if d <= 0 { // overflow of the shift
@@ -352,12 +452,14 @@ func (p *Politeness) Delay(host string) time.Duration {
 	return p.cfg.Delay
 }
 
-// Failures returns host's count of consecutive, unforgiven failures.
+// Failures returns how many different URLs of host have failed since its
+// last success: the evidence toward a host-wide backoff, which starts at
+// the third.
 func (p *Politeness) Failures(host string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if h, ok := p.hosts[host]; ok {
-		return h.failures
+		return h.nfailing
 	}
 	return 0
 }
@@ -399,7 +501,7 @@ func (p *Politeness) evictLocked(now time.Time) {
 		if len(p.hosts) <= target {
 			break
 		}
-		forgiven := h.failures == 0 || now.Sub(h.backoffEnd) >= p.cfg.ForgiveAfter
+		forgiven := h.backoffs == 0 || now.Sub(h.backoffEnd) >= p.cfg.ForgiveAfter
 		if h.inflight == 0 && forgiven && !p.readyLocked(h, now).After(now) {
 			delete(p.hosts, name)
 		}
@@ -407,10 +509,10 @@ func (p *Politeness) evictLocked(now time.Time) {
 	p.nextSweep = len(p.hosts) + len(p.hosts)/8 + 1
 }
 
-// fail applies the error backoff to host at now, for a failure that was
-// first recorded as Interim but will not be retried after all.
-func (p *Politeness) fail(host string, now time.Time) {
+// fail counts a failure of url at host at now, one that was first recorded
+// as Interim but will not be retried after all.
+func (p *Politeness) fail(host, url string, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.backoffLocked(p.hostLocked(host, now), now)
+	p.urlFailedLocked(p.hostLocked(host, now), url, now)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -143,5 +144,74 @@ func TestPolitenessConcurrencyCapUnderLoad(t *testing.T) {
 	wg.Wait()
 	if got := log.maxInflight["one.test"]; got != 3 {
 		t.Fatalf("max in flight = %d, want exactly the cap 3", got)
+	}
+}
+
+// TestFetcherContactedSpacesAnotherPoliteness fetches robots.txt through a
+// Fetcher with a politeness model of its own, as a crawler does, reporting
+// its requests to the page Fetcher's through Config.Contacted: the first
+// page then waits the host's Crawl-delay after robots.txt instead of
+// following it at once.
+func TestFetcherContactedSpacesAnotherPoliteness(t *testing.T) {
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nCrawl-delay: 5\n")
+	}))
+	clock := newFakeClock()
+	pages := newTestFetcher(t, web, func(c *Config) {
+		c.Clock = clock
+		c.PolitenessConfig = PolitenessConfig{Delay: time.Second, DelayFactor: -1}
+	})
+	robots := newTestFetcher(t, web, func(c *Config) {
+		c.Clock = clock
+		c.PolitenessConfig = PolitenessConfig{Delay: time.Second, DelayFactor: -1}
+		c.Contacted = pages.Politeness().Contacted
+	})
+	if _, err := robots.Fetch(context.Background(), "http://a.test/robots.txt"); err != nil {
+		t.Fatal(err)
+	}
+	pages.Politeness().SetCrawlDelay("a.test", 5*time.Second)
+	if _, err := pages.Fetch(context.Background(), "http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	if w := clock.Waited(); w != 5*time.Second {
+		t.Fatalf("first page waited %v after robots.txt, want the 5 s Crawl-delay", w)
+	}
+}
+
+// TestFetcherNoDelay: with Delay and DelayFactor negative, requests to one
+// host go back to back, and the Politeness tells a scheduler sharing it
+// that the host is ready at once. With Delay negative alone, the adaptive
+// delay (5 × each request's 10 ms) still spaces them.
+func TestFetcherNoDelay(t *testing.T) {
+	for _, c := range []struct {
+		cfg  PolitenessConfig
+		wait time.Duration // per request after the first
+	}{
+		{PolitenessConfig{Delay: -1, DelayFactor: -1}, 0},
+		{PolitenessConfig{Delay: -1}, 50 * time.Millisecond},
+	} {
+		clock := newFakeClock()
+		var hits atomic.Int32
+		web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			clock.Advance(10 * time.Millisecond) // each request takes 10 ms
+			fmt.Fprint(w, "ok")
+		}))
+		f := newTestFetcher(t, web, func(cf *Config) {
+			cf.Clock = clock
+			cf.PolitenessConfig = c.cfg
+		})
+		const n = 20
+		for i := range n {
+			if _, err := f.Fetch(context.Background(), fmt.Sprintf("http://a.test/%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := clock.Now()
+		if w, ready := clock.Waited(), f.Politeness().ReadyAt("a.test", now); hits.Load() != n || w != (n-1)*c.wait ||
+			!ready.Equal(now.Add(c.wait)) {
+			t.Errorf("%+v: %d requests, waited %v, ready in %v; want %d, %v, %v",
+				c.cfg, hits.Load(), w, ready.Sub(now), n, (n-1)*c.wait, c.wait)
+		}
 	}
 }

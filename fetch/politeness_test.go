@@ -145,52 +145,125 @@ func TestPolitenessRetryAfterCapped(t *testing.T) {
 	}
 }
 
+// errNoAnswer stands for a transport error: no answer at all.
+var errNoAnswer = errors.New("connection refused")
+
+// TestPolitenessBackoff walks the error-backoff rules step by step: each
+// step is a request to one host at the time the previous step made it
+// ready, taking no time, and the row gives its URL and outcome and the
+// wait it leaves (the 1 s delay, or a block) and Politeness.Failures after
+// it. Backoffs are 1 min doubling to at most 5 min, without jitter.
 func TestPolitenessBackoff(t *testing.T) {
-	p := NewPoliteness(PolitenessConfig{
-		Delay: time.Second, DelayFactor: -1,
-		BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, ForgiveAfter: 10 * time.Minute,
-		Rand: func() float64 { return 0.5 }, // jitter factor exactly 1
-	})
-	now := t0
-	var got []time.Duration
-	for range 5 {
-		visit(t, p, "a.test", now, now, Outcome{Status: 503})
-		ready := p.ReadyAt("a.test", now)
-		got = append(got, ready.Sub(now))
-		now = ready
+	type step struct {
+		url      string
+		o        Outcome
+		wait     time.Duration
+		failures int
 	}
-	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 5 * time.Minute, 5 * time.Minute}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("backoffs = %v, want %v", got, want)
+	const s = time.Second
+	fail500 := Outcome{Status: 500}
+	repeat := func(n int, st step) []step {
+		out := make([]step, n)
+		for i := range out {
+			out[i] = st
 		}
+		return out
 	}
-	// Interim failures (to be retried at once) do not back off.
-	visit(t, p, "b.test", t0, t0, Outcome{Err: errTotalTimeout, Interim: true})
-	if d := p.ReadyAt("b.test", t0).Sub(t0); d != time.Second {
-		t.Fatalf("interim failure blocked for %v, want only the delay", d)
-	}
-	// A 404 is not a failure.
-	visit(t, p, "c.test", t0, t0, Outcome{Status: 404})
-	if p.Failures("c.test") != 0 {
-		t.Fatal("404 counted as failure")
-	}
-	// After a quiet period the count is forgiven and backoff restarts at
-	// the base.
-	now = now.Add(10 * time.Minute)
-	visit(t, p, "a.test", now, now, Outcome{Status: 500})
-	if d := p.ReadyAt("a.test", now).Sub(now); d != time.Minute || p.Failures("a.test") != 1 {
-		t.Fatalf("after quiet period: backoff %v, failures %d; want 1 min, 1", d, p.Failures("a.test"))
+	for _, c := range []struct {
+		name  string
+		steps []step
+	}{
+		{"one URL failing forever never blocks its host", repeat(12, step{"/broken", fail500, s, 1})},
+		{"nor one URL that never answers", repeat(12, step{"/heavy", Outcome{Err: errTotalTimeout}, s, 1})},
+		{"two URLs failing in turn never block it", []step{
+			{"/a", fail500, s, 1}, {"/b", fail500, s, 2}, {"/a", fail500, s, 2}, {"/b", fail500, s, 2},
+			{"/a", Outcome{Err: errNoAnswer}, s, 2}, {"/b", Outcome{Status: 502}, s, 2},
+		}},
+		{"the third different URL blocks it, each further one doubles", []step{
+			{"/a", fail500, s, 1}, {"/b", Outcome{Err: errNoAnswer}, s, 2}, {"/c", Outcome{Status: 503}, time.Minute, 3},
+			{"/c", fail500, s, 3}, // a URL known to fail says nothing new
+			{"/d", fail500, 2 * time.Minute, 4}, {"/e", fail500, 4 * time.Minute, 5},
+			{"/f", fail500, 5 * time.Minute, 6}, {"/g", fail500, 5 * time.Minute, 7},
+		}},
+		{"a success resets the count", []step{
+			{"/a", fail500, s, 1}, {"/b", fail500, s, 2}, {"/ok", Outcome{Status: 200}, s, 0},
+			{"/c", fail500, s, 1}, {"/d", fail500, s, 2}, {"/missing", Outcome{Status: 404}, s, 0},
+			{"/e", fail500, s, 1}, {"/f", fail500, s, 2}, {"/g", fail500, time.Minute, 3},
+		}},
+		{"interim failures do not count", []step{
+			{"/a", Outcome{Status: 500, Interim: true}, s, 0}, {"/b", Outcome{Err: errNoAnswer, Interim: true}, s, 0},
+			{"/c", Outcome{Status: 503, Interim: true}, s, 0}, {"/d", fail500, s, 1},
+		}},
+		{"Retry-After blocks it at once and counts as no failure", []step{
+			{"/a", Outcome{Status: 503, HasRetryAfter: true, RetryAfter: 2 * time.Minute}, 2 * time.Minute, 0},
+			{"/a", Outcome{Status: 429, HasRetryAfter: true, RetryAfter: 30 * s}, 30 * s, 0},
+			{"/b", fail500, s, 1}, {"/c", Outcome{Status: 429, HasRetryAfter: true, RetryAfter: 0}, s, 1},
+		}},
+		{"a 429 without Retry-After backs it off at once", []step{
+			{"/a", Outcome{Status: 429}, time.Minute, 0}, {"/a", Outcome{Status: 429}, 2 * time.Minute, 0},
+		}},
+		{"unnamed URLs count as different ones", []step{
+			{"", fail500, s, 1}, {"", fail500, s, 2}, {"", fail500, time.Minute, 3},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewPoliteness(PolitenessConfig{
+				Delay: time.Second, DelayFactor: -1,
+				BackoffBase: time.Minute, BackoffMax: 5 * time.Minute, ForgiveAfter: 10 * time.Minute,
+				Rand: func() float64 { return 0.5 }, // jitter factor exactly 1
+			})
+			now := t0
+			for i, st := range c.steps {
+				o := st.o
+				o.URL = "http://a.test" + st.url
+				if st.url == "" {
+					o.URL = ""
+				}
+				visit(t, p, "a.test", now, now, o)
+				ready := p.ReadyAt("a.test", now)
+				if wait, n := ready.Sub(now), p.Failures("a.test"); wait != st.wait || n != st.failures {
+					t.Fatalf("step %d (%q %+v): wait %v, failures %d; want %v, %d", i, st.url, st.o, wait, n, st.wait, st.failures)
+				}
+				now = ready
+			}
+		})
 	}
 }
 
+// TestPolitenessBackoffForgiven: after ForgiveAfter of quiet past the end of
+// the last backoff, the doubling starts over at BackoffBase.
+func TestPolitenessBackoffForgiven(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{
+		Delay: time.Second, DelayFactor: -1, BackoffBase: time.Minute, ForgiveAfter: 10 * time.Minute,
+		Rand: func() float64 { return 0.5 },
+	})
+	now := t0
+	for i := range 4 {
+		visit(t, p, "a.test", now, now, Outcome{URL: fmt.Sprintf("http://a.test/%d", i), Status: 500})
+		now = p.ReadyAt("a.test", now)
+	}
+	if got := now.Sub(t0); got != 2*time.Second+time.Minute+2*time.Minute {
+		t.Fatalf("backoffs took %v, want 2 s + 1 min + 2 min", got)
+	}
+	now = now.Add(10 * time.Minute)
+	visit(t, p, "a.test", now, now, Outcome{URL: "http://a.test/4", Status: 500})
+	if d := p.ReadyAt("a.test", now).Sub(now); d != time.Minute {
+		t.Fatalf("after a quiet period: backoff %v, want 1 min again", d)
+	}
+}
+
+// TestPolitenessBackoffJitter: a backoff is its length times a factor in
+// [0.75, 1.25).
 func TestPolitenessBackoffJitter(t *testing.T) {
 	for _, c := range []struct {
 		r    float64
 		want time.Duration
 	}{{0, 45 * time.Second}, {0.999, 75*time.Second - 30*time.Millisecond}} {
 		p := NewPoliteness(PolitenessConfig{DelayFactor: -1, Rand: func() float64 { return c.r }})
-		visit(t, p, "a.test", t0, t0, Outcome{Status: 500})
+		for i := range hostFailureURLs {
+			visit(t, p, "a.test", t0, t0, Outcome{URL: fmt.Sprintf("http://a.test/%d", i), Status: 500})
+			p.hosts["a.test"].lastEnd = time.Time{} // let the next visit start at t0
+		}
 		if got := p.ReadyAt("a.test", t0).Sub(t0); got != c.want {
 			t.Errorf("rand %v: backoff %v, want %v", c.r, got, c.want)
 		}
@@ -271,5 +344,55 @@ func TestPolitenessEvictionAmortizedWhenNothingIsEvictable(t *testing.T) {
 			t.Fatalf("Len still %d after %d new hosts, want the table swept back under %d", p.Len(), i, maxHosts)
 		}
 		visit(t, p, fmt.Sprintf("live%d.test", i), later, later, Outcome{Status: 200})
+	}
+}
+
+// TestPolitenessContacted: a request made through another fetcher counts
+// toward the host's spacing from its end, and sets the adaptive delay; one
+// reported late, ending before the latest request recorded, changes
+// nothing.
+func TestPolitenessContacted(t *testing.T) {
+	p := NewPoliteness(PolitenessConfig{DelayFactor: -1})
+	p.SetCrawlDelay("a.test", 5*time.Second)
+	p.Contacted("a.test", t0, t0.Add(200*time.Millisecond))
+	want := t0.Add(5200 * time.Millisecond)
+	if got := p.ReadyAt("a.test", t0.Add(300*time.Millisecond)); !got.Equal(want) {
+		t.Fatalf("ready after %v, want the Crawl-delay after the other request's end (5.2 s)", got.Sub(t0))
+	}
+	if ok, at := p.TryAcquire("a.test", t0.Add(time.Second)); ok || !at.Equal(want) {
+		t.Fatalf("TryAcquire at 1 s = %v, %v; want refused until 5.2 s", ok, at.Sub(t0))
+	}
+	p.Contacted("a.test", t0.Add(-time.Minute), t0)
+	if got := p.ReadyAt("a.test", t0); !got.Equal(want) {
+		t.Fatalf("a request reported late moved the ready time to %v", got.Sub(t0))
+	}
+	if got := p.ReadyAt("b.test", t0); !got.Equal(t0) {
+		t.Fatalf("b.test ready at %v, want now", got.Sub(t0))
+	}
+
+	q := NewPoliteness(PolitenessConfig{DelayFactor: 5})
+	q.Contacted("a.test", t0, t0.Add(2*time.Second))
+	if d := q.Delay("a.test"); d != 10*time.Second {
+		t.Fatalf("delay after another fetcher's 2 s request = %v, want 10 s (factor 5)", d)
+	}
+}
+
+// TestPolitenessDelayConfig: zero means the 1 s default, negative means
+// none; the adaptive delay stays on unless DelayFactor is negative too.
+func TestPolitenessDelayConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg        PolitenessConfig
+		delay, gap time.Duration // Config().Delay; gap after a 10 ms request
+	}{
+		{PolitenessConfig{}, time.Second, time.Second},
+		{PolitenessConfig{Delay: -1}, 0, 50 * time.Millisecond},
+		{PolitenessConfig{Delay: -1, DelayFactor: -1}, 0, 0},
+	} {
+		p := NewPoliteness(c.cfg)
+		visit(t, p, "a.test", t0, t0.Add(10*time.Millisecond), Outcome{Status: 200})
+		end := t0.Add(10 * time.Millisecond)
+		if d, gap := p.Config().Delay, p.ReadyAt("a.test", end).Sub(end); d != c.delay || gap != c.gap {
+			t.Errorf("%+v: Delay %v, gap %v; want %v, %v", c.cfg, d, gap, c.delay, c.gap)
+		}
 	}
 }

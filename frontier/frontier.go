@@ -66,12 +66,13 @@
 // before it returns, and concurrent calls share one write (group commit).
 // Only a bounded window of each host's URLs (Options.Window per band) and of
 // the delayed URLs (Options.DelayedWindow) is held in memory; the rest is read
-// through per-host cursors when the window drains. A delayed URL that comes
-// due goes to the head of its band, as without a Store, if the band's window
-// has room; otherwise it is re-filed in the store as a queued URL at the
-// band's tail (one write moves it from its delayed key to a queued key), so
-// that a large cohort of due URLs (recrawls after downtime) is not loaded
-// into memory at once. Leases are not stored: on restart every URL that was
+// through per-host cursors when the window drains. A recrawl or NotBefore URL
+// that comes due goes to the head of its band, as without a Store, if the
+// band's window has room; otherwise it is re-filed in the store as a queued
+// URL at the band's tail (one write moves it from its delayed key to a queued
+// key), so that a large cohort of due URLs (recrawls after downtime) is not
+// loaded into memory at once. A retry goes to its band's tail, in memory or
+// in the store, with or without a Store (see Options.RetryBase). Leases are not stored: on restart every URL that was
 // leased but not settled is queued again.
 //
 // Store key layout:
@@ -317,7 +318,10 @@ type Options struct {
 	MaxAttempts int
 	// RetryBase and RetryMax bound the exponential retry backoff:
 	// attempt n waits RetryBase*2^(n-1), at most RetryMax. Zero means 30
-	// seconds and 1 hour.
+	// seconds and 1 hour. When its backoff is over, a retried URL queues
+	// at the tail of its band, behind the URLs that never failed, as if
+	// added then: a page that keeps failing costs its host one turn per
+	// attempt, never the head of the queue.
 	RetryBase, RetryMax time.Duration
 	// Schedule decides recrawls of successful URLs. Nil means no recrawl
 	// unless an Outcome sets RecrawlAt.
@@ -325,10 +329,12 @@ type Options struct {
 	// Window is how many URLs of each band of each host are held in
 	// memory when a Store is set. Zero means 8: with 100k hosts that is
 	// at most 800k URLs (per band in use) in memory, whatever the queue size.
-	// A delayed URL (retry, recrawl, NotBefore) that comes due joins the
-	// head of its band when the band holds fewer than Window URLs in
-	// memory, and is otherwise written back to the store at the band's
-	// tail, behind the URLs already queued there.
+	// A delayed URL (recrawl, NotBefore) that comes due joins the head of
+	// its band when the band holds fewer than Window URLs in memory, and is
+	// otherwise written back to the store at the band's tail, behind the
+	// URLs already queued there. A retry joins the tail: in memory when
+	// the band's window has room and nothing of the band is left in the
+	// store, otherwise in the store.
 	Window int
 	// DelayedWindow is how many delayed URLs (retries, recrawls) are
 	// held in memory when a Store is set (between one and two times it
@@ -1174,7 +1180,11 @@ func (f *Frontier) promote(now int64) error {
 			break
 		}
 		h := f.hosts[f.delayed[0].host]
-		if f.store != nil && h != nil && h.bandFull(f.delayed[0].it.band, f.window) {
+		retry := f.delayed[0].it.attempts > 0
+		if f.store != nil && h != nil && (h.bandFull(f.delayed[0].it.band, f.window) ||
+			retry && h.bandMore(f.delayed[0].it.band)) {
+			// The band's tail is in the store: a retry goes there, and
+			// anything else when memory holds a full window already.
 			if len(f.moving)+f.nmoving >= f.dwindow {
 				break
 			}
@@ -1192,9 +1202,15 @@ func (f *Frontier) promote(now int64) error {
 			d.it.ext.delayed = true
 			d.it.ext.due = d.due
 		}
-		// Due URLs (retries, recrawls) go to the head of their band:
-		// they have waited already.
-		h.band(int(d.it.band)).q.pushFront(d.it)
+		// A retry goes to the tail of its band: it had its turn, and
+		// at the head it would be fetched (and fail) again before URLs
+		// that never failed. Other due URLs (recrawls, NotBefore) go to
+		// the head: they have waited already.
+		if retry {
+			h.band(int(d.it.band)).q.pushBack(d.it)
+		} else {
+			h.band(int(d.it.band)).q.pushFront(d.it)
+		}
 		h.queued++
 		f.schedule(h, now)
 	}

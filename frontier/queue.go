@@ -201,6 +201,12 @@ func (h *host) bandFull(b uint8, window int) bool {
 	return int(b) < len(h.bands) && h.bands[b].q.len() >= window
 }
 
+// bandMore reports whether the store may hold URLs of band b beyond those
+// in memory.
+func (h *host) bandMore(b uint8) bool {
+	return int(b) < len(h.bands) && h.bands[b].more
+}
+
 // eligibleAt is the earliest time the host may be leased.
 func (h *host) eligibleAt() int64 { return max(h.readyAt, h.blocked) }
 
