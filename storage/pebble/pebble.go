@@ -289,7 +289,9 @@ func (db *DB) Dir() string { return db.dir }
 // must therefore not call Close, which would wait for it forever; a
 // ForEach callback holds nothing and may. Close is idempotent and safe
 // for concurrent use: a call made while another is closing the DB waits
-// for it to finish and returns nil.
+// for it to finish and returns nil. Close records the clean close in the
+// directory, so that the next Open can tell damage from a crash's torn
+// tail; a program that exits without Close is judged as having crashed.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
