@@ -168,6 +168,10 @@ func (cr *Crawler) extractPage(p *Page) {
 		cr.cfg.Logger.Warn("extracting links", "url", p.FinalURL, "err", err)
 		return
 	}
+	if doc.LinksTruncated {
+		cr.stats.linksTruncated.Add(1)
+		cr.cfg.Logger.Info("page has more links than Config.MaxLinksPerPage; the rest are not followed", "url", p.FinalURL, "max", cr.cfg.MaxLinksPerPage)
+	}
 	// A token-size error still returns what was read before it.
 	p.Title, p.Description, p.Language = doc.Title, doc.Description, doc.Language
 	p.Canonical, p.Text = doc.Canonical, doc.Text

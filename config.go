@@ -188,6 +188,11 @@ type Config struct {
 	MediaTypes    []string
 	MaxMediaBytes int64
 
+	// MaxLinksPerPage is the most links read from one page (default
+	// 100 000: generated API indexes link to tens of thousands of pages).
+	// The links of a page over it are cut, and the page is counted in
+	// Stats.URLs.LinksTruncated and logged.
+	MaxLinksPerPage int
 	// MaxBodyBytes bounds an HTML page (default 10 MiB); longer pages are
 	// truncated and marked so.
 	MaxBodyBytes int64
@@ -305,16 +310,17 @@ type Handler func(ctx context.Context, p *Page) error
 
 // Defaults applied by New.
 const (
-	DefaultWorkers       = 16
-	DefaultDelay         = time.Second
-	DefaultMaxCrawlDelay = 30 * time.Second
-	DefaultRobotsRetries = 3
-	DefaultMaxMediaBytes = 50 << 20
-	DefaultMaxBodyBytes  = 10 << 20
-	DefaultExpectedURLs  = 1 << 20
-	DefaultShutdownGrace = 10 * time.Second
-	DefaultMaxAttempts   = 5
-	DefaultMaxRetryWait  = 5 * time.Minute
+	DefaultWorkers         = 16
+	DefaultDelay           = time.Second
+	DefaultMaxCrawlDelay   = 30 * time.Second
+	DefaultRobotsRetries   = 3
+	DefaultMaxMediaBytes   = 50 << 20
+	DefaultMaxBodyBytes    = 10 << 20
+	DefaultExpectedURLs    = 1 << 20
+	DefaultShutdownGrace   = 10 * time.Second
+	DefaultMaxAttempts     = 5
+	DefaultMaxRetryWait    = 5 * time.Minute
+	DefaultMaxLinksPerPage = 100_000
 )
 
 // NoDelay as Config.Delay asks for no delay between requests to a host
@@ -357,6 +363,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Queue != nil && c.Recrawl != nil {
 		return c, fmt.Errorf("%w: Recrawl schedules the Crawler's own frontier and is not used with a Queue; give the queue its recrawl schedule (postgres.QueueOptions.Schedule, redis.QueueOptions.Schedule)", ErrConfig)
 	}
+	if c.Queue != nil && !c.Queue.Deduplicates() {
+		return c, fmt.Errorf("%w: Queue does not deduplicate (Deduplicates is false): a second Run would fetch every page again; leave Queue nil for the Crawler's own frontier", ErrConfig)
+	}
 	if c.Queue != nil && c.Delay != 0 && c.Politeness == nil {
 		return c, fmt.Errorf("%w: Delay does not reach a Queue's schedule; make one politeness model, fetch.NewPoliteness(fetch.PolitenessConfig{Delay: …}), and pass it as Config.Politeness and as the queue's Politeness (postgres.QueueOptions.Politeness, redis.QueueOptions.Politeness)", ErrConfig)
 	}
@@ -366,8 +375,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Scope < ScopeSameHost || c.Scope > ScopeAny {
 		return c, fmt.Errorf("%w: unknown Scope %d", ErrConfig, int(c.Scope))
 	}
-	if c.MaxDepth < 0 || c.MaxPages < 0 || c.Workers < 0 || c.MaxConnsPerHost < 0 {
-		return c, fmt.Errorf("%w: MaxDepth, MaxPages, Workers and MaxConnsPerHost must not be negative", ErrConfig)
+	if c.MaxDepth < 0 || c.MaxPages < 0 || c.Workers < 0 || c.MaxConnsPerHost < 0 || c.MaxLinksPerPage < 0 {
+		return c, fmt.Errorf("%w: MaxDepth, MaxPages, Workers, MaxConnsPerHost and MaxLinksPerPage must not be negative", ErrConfig)
 	}
 	if (c.Delay < 0 && c.Delay != NoDelay) || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 || c.MaxRetryWait < 0 {
 		return c, fmt.Errorf("%w: Delay (NoDelay aside), MaxCrawlDelay, RetryBackoff and MaxRetryWait must not be negative", ErrConfig)
@@ -401,6 +410,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxCrawlDelay == 0 {
 		c.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+	if c.MaxLinksPerPage == 0 {
+		c.MaxLinksPerPage = DefaultMaxLinksPerPage
 	}
 	if c.MaxRetryWait == 0 {
 		c.MaxRetryWait = DefaultMaxRetryWait

@@ -65,6 +65,12 @@ type Queue interface {
 	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
 	BlockHost(host string, until time.Time)
 	Stats() frontier.Stats
+	// Deduplicates reports that Add drops URLs the queue holds or has
+	// finished. A bare *frontier.Frontier lacks it on purpose: it drops
+	// only the URLs it holds, so a second Run on it would fetch every
+	// page again; the Crawler builds its own (with a seen set) when
+	// Queue is nil. New refuses a Queue that answers false.
+	Deduplicates() bool
 }
 
 // Crawler crawls from a set of seeds with the crawlkit packages: it leases
@@ -114,6 +120,7 @@ type Crawler struct {
 	redirected   map[uint64]struct{}
 
 	policy  settlePolicy
+	totals  *totals // nil without a DataDir
 	ended   atomic.Int32
 	guarded hostSet // hosts whose robots.txt fetch the address guard refused
 	waits   waits
@@ -166,7 +173,7 @@ func New(cfg Config) (*Crawler, error) {
 		cfg:          cfg,
 		policy:       settlePolicy{robotsRetries: max(cfg.RobotsRetries, 0), maxRetryWait: cfg.MaxRetryWait},
 		pages:        pages,
-		extractor:    extract.Options{UserAgent: cfg.RobotsToken},
+		extractor:    extract.Options{UserAgent: cfg.RobotsToken, MaxLinks: cfg.MaxLinksPerPage},
 		token:        cfg.RobotsToken,
 		seeds:        seeds,
 		scope:        newScopeFilter(cfg, seeds),
@@ -192,6 +199,10 @@ func (cr *Crawler) Stats() Stats {
 	}
 	st := cr.stats.snapshot(started, now, queued, cr.cfg.Workers)
 	st.Waiting = cr.waits.snapshot(now)
+	if cr.totals != nil {
+		t := cr.totals.with(st, now)
+		st.Totals = &t
+	}
 	st.Waiting.InFlight = cr.busy.Load()
 	switch cr.ended.Load() {
 	case endComplete:

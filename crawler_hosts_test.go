@@ -294,7 +294,7 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.Queue = f
+			c.Queue = onceQueue{f}
 			c.Recrawl = frontier.FixedInterval(time.Hour)
 		},
 	} {
@@ -359,3 +359,8 @@ func TestMaxPagesCountsResponsesNotFailedRequests(t *testing.T) {
 			maxPages, u.Fetched, handled.Load(), requests, dead.Load())
 	}
 }
+
+// onceQueue is a frontier as a Queue for a test that never runs it.
+type onceQueue struct{ *frontier.Frontier }
+
+func (onceQueue) Deduplicates() bool { return true }

@@ -4,10 +4,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -100,5 +102,14 @@ func TestScopeFuncAllowListAdmitsRedirectTarget(t *testing.T) {
 	}
 	if p := got["/old"]; p == nil || p.StatusCode != http.StatusOK {
 		t.Errorf("redirected page: %+v", p)
+	}
+}
+
+// A bare frontier keeps no seen set: passed as a Queue, a second Run on
+// it would fetch every page again, so it must not satisfy Queue.
+func TestBareFrontierIsNotAQueue(t *testing.T) {
+	queue := reflect.TypeOf((*crawlkit.Queue)(nil)).Elem()
+	if reflect.TypeOf((*frontier.Frontier)(nil)).Implements(queue) {
+		t.Fatal("*frontier.Frontier satisfies crawlkit.Queue; it does not deduplicate finished URLs")
 	}
 }

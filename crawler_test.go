@@ -458,6 +458,10 @@ type flakyQueue struct {
 	served   atomic.Int32 // leases handed out by Next after the failures
 }
 
+// Deduplicates: in one Run the Crawler's own seen set drops the URLs it
+// added before, which is all these tests need of a Queue.
+func (*flakyQueue) Deduplicates() bool { return true }
+
 func (q *flakyQueue) Next(ctx context.Context) (*frontier.Lease, error) {
 	if q.failures.Add(-1) >= 0 {
 		return nil, errors.New("queue unavailable")
@@ -509,6 +513,10 @@ type failingAddQueue struct {
 	failures atomic.Int32
 	refused  atomic.Int32
 }
+
+// Deduplicates: in one Run the Crawler's own seen set drops the URLs it
+// added before, which is all these tests need of a Queue.
+func (*failingAddQueue) Deduplicates() bool { return true }
 
 func (q *failingAddQueue) Add(entries ...frontier.Entry) error {
 	if entries[0].Depth > 0 && q.failures.Add(-1) >= 0 {
@@ -580,6 +588,10 @@ type nextAtFailingQueue struct {
 	failures atomic.Int32
 	answered atomic.Int32 // NextAt calls answered after the failures
 }
+
+// Deduplicates: in one Run the Crawler's own seen set drops the URLs it
+// added before, which is all these tests need of a Queue.
+func (*nextAtFailingQueue) Deduplicates() bool { return true }
 
 func (q *nextAtFailingQueue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
 	if q.failures.Add(-1) >= 0 {
@@ -666,6 +678,10 @@ type extendCounter struct {
 	mu      sync.Mutex
 	settled []error // what Done returned, in order
 }
+
+// Deduplicates: in one Run the Crawler's own seen set drops the URLs it
+// added before, which is all these tests need of a Queue.
+func (*extendCounter) Deduplicates() bool { return true }
 
 func (q *extendCounter) Extend(l *frontier.Lease, ttl time.Duration) error {
 	err := q.Frontier.Extend(l, ttl)

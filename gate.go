@@ -56,7 +56,6 @@ func (cr *Crawler) robotsVerdict(ctx context.Context, rawURL, host string) (why 
 			return ReasonGuard, time.Time{}
 		}
 		info := pol.FetchInfo()
-		cr.waits.set(host, waitRobots, info.Expires)
 		cr.hostStopped(host, ReasonRobotsUnreachable, "robots.txt unreachable ("+info.Err+"); the host is retried until Config.RobotsRetries or Config.MaxRetryWait runs out")
 		return ReasonRobotsUnreachable, info.Expires
 	}
@@ -126,18 +125,12 @@ func (cr *Crawler) inScope(u *url.URL) bool {
 	return cr.scope.allows(nu)
 }
 
-// fetchRobotsFor fetches a robots.txt for the robots cache through the
-// robots fetcher, and remembers a host whose address the guard refused, so
-// that the gate gives its URLs up at once instead of retrying robots.txt
-// for minutes.
-func (cr *Crawler) noteRobotsFetch(host string, started, ended time.Time, err error) {
+// noteRobotsFetch remembers a host whose robots.txt fetch the address
+// guard refused, so that the gate gives its URLs up at once instead of
+// retrying robots.txt for minutes.
+func (cr *Crawler) noteRobotsFetch(host string, err error) {
 	if errors.Is(err, fetch.ErrBlockedAddress) {
 		cr.guarded.add(host)
 		return
-	}
-	if err == nil {
-		// The robots.txt request counts toward the host's spacing: the
-		// first page waits the delay (a Crawl-delay too) after it.
-		_ = started // TODO(merge): cr.fetcher.Politeness().Contacted(host, started, ended)
 	}
 }

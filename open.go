@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/crawlkit/crawlkit/bloom"
 	"github.com/crawlkit/crawlkit/fetch"
@@ -23,13 +22,15 @@ import (
 // Opening and closing a Run: the stores of the DataDir and the components
 // the stages use.
 
-// politenessDelay is the fetch.PolitenessConfig Delay for Config.Delay:
-// NoDelay asks for none, which the politeness model spells negative.
-func politenessDelay(d time.Duration) time.Duration {
-	if d == NoDelay {
-		return -1
+// politenessConfig is the politeness model Config.Delay asks for: NoDelay
+// switches both the fixed and the adaptive delay off (the model spells
+// "off" negative), so requests to a host may follow each other at once.
+func politenessConfig(cfg Config) fetch.PolitenessConfig {
+	pc := fetch.PolitenessConfig{Delay: cfg.Delay, MaxConcurrent: cfg.MaxConnsPerHost, MaxCrawlDelay: cfg.MaxCrawlDelay}
+	if cfg.Delay == NoDelay {
+		pc.Delay, pc.DelayFactor = -1, -1
 	}
-	return d
+	return pc
 }
 
 // open sets up the stores and components.
@@ -48,6 +49,9 @@ func (cr *Crawler) open() error {
 			return fmt.Errorf("crawlkit: opening data directory: %w", err)
 		}
 		cr.db = db
+		if cr.totals, err = loadTotals(cfg.DataDir, cfg.Now()); err != nil {
+			return err
+		}
 		frontStore = db.Frontier()
 		if robotsStore == nil {
 			robotsStore = db.RobotsStore()
@@ -62,11 +66,7 @@ func (cr *Crawler) open() error {
 	guardAllow := cfg.AllowPrivate
 	politeness := cfg.Politeness
 	if politeness == nil {
-		politeness = fetch.NewPoliteness(fetch.PolitenessConfig{
-			Delay:         politenessDelay(cfg.Delay),
-			MaxConcurrent: cfg.MaxConnsPerHost,
-			MaxCrawlDelay: cfg.MaxCrawlDelay,
-		})
+		politeness = fetch.NewPoliteness(politenessConfig(cfg))
 	}
 	dns := fetch.NewDNSCache(fetch.DNSConfig{})
 	cr.dns = dns
@@ -114,7 +114,13 @@ func (cr *Crawler) open() error {
 	rb := base
 	rb.ShareConns = cr.fetcher
 	rb.Check = nil
-	rb.Politeness = fetch.NewPoliteness(fetch.PolitenessConfig{Delay: politenessDelay(cfg.Delay), MaxCrawlDelay: cfg.MaxCrawlDelay})
+	rpc := politenessConfig(cfg)
+	rpc.MaxConcurrent = 1
+	rb.Politeness = fetch.NewPoliteness(rpc)
+	// A robots.txt request counts toward its host's spacing in the page
+	// model, so the first page waits the host's delay (its Crawl-delay
+	// too) after it.
+	rb.Contacted = politeness.Contacted
 	rb.MaxRedirects = -1
 	rb.MaxRetries = -1
 	rb.MaxBodyBytes = robots.DefaultMaxBytes + 1
@@ -148,7 +154,7 @@ func (cr *Crawler) open() error {
 		if err != nil {
 			return fmt.Errorf("crawlkit: frontier: %w", err)
 		}
-		cr.front, cr.ownFront = f, f
+		cr.front, cr.ownFront = ownQueue{f}, f
 	}
 
 	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs}); err != nil {
@@ -236,6 +242,9 @@ func (cr *Crawler) closeAll() error {
 	if cr.cfg.Sink != nil {
 		errs = append(errs, cr.cfg.Sink.Close())
 	}
+	if cr.totals != nil {
+		errs = append(errs, cr.saveTotals())
+	}
 	if cr.db != nil {
 		errs = append(errs, cr.db.Close())
 	}
@@ -246,10 +255,9 @@ func (cr *Crawler) closeAll() error {
 // guard, politeness, limits) for the robots cache, and tells the gate how
 // it went (noteRobotsFetch).
 func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Response, error) {
-	started := cr.cfg.Now()
 	resp, err := cr.robotsFetcher.Fetch(ctx, rawURL)
 	if u, perr := url.Parse(rawURL); perr == nil {
-		cr.noteRobotsFetch(urlnorm.Host(u), started, cr.cfg.Now(), err)
+		cr.noteRobotsFetch(urlnorm.Host(u), err)
 	}
 	if err != nil {
 		return nil, err
@@ -262,4 +270,15 @@ func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Respon
 		Body:          io.NopCloser(bytes.NewReader(resp.Body)),
 		ContentLength: int64(len(resp.Body)),
 	}, nil
+}
+
+// ownQueue is the Crawler's own frontier as its Queue: the Crawler's seen
+// set (on disk with a DataDir) drops known URLs before they reach it.
+type ownQueue struct{ *frontier.Frontier }
+
+func (ownQueue) Deduplicates() bool { return true }
+
+// saveTotals writes the crawl's totals to the DataDir.
+func (cr *Crawler) saveTotals() error {
+	return cr.totals.save(cr.Stats(), cr.cfg.Now())
 }

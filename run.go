@@ -42,6 +42,9 @@ func (cr *Crawler) worker(leaseCtx, workCtx context.Context, stop context.Cancel
 	}
 }
 
+// totalsEvery is how often a DataDir crawl's totals are saved.
+const totalsEvery = 10 * time.Second
+
 // queueBackoff returns the wait before asking a failing Queue again after
 // waiting d: 100 ms, doubling up to 10 s.
 func queueBackoff(d time.Duration) time.Duration {
@@ -59,12 +62,19 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 	// workers do after a Next error, keeping its ticks meanwhile.
 	var backoff time.Duration
 	var retryAt time.Time
+	lastSave := time.Now()
 	for {
 		select {
 		case <-leaseCtx.Done():
 			return
 		case now := <-tick.C:
 			cr.stats.tick(now)
+			if cr.totals != nil && now.Sub(lastSave) >= totalsEvery {
+				lastSave = now
+				if err := cr.saveTotals(); err != nil {
+					cr.cfg.Logger.Warn("saving the crawl's totals", "err", err)
+				}
+			}
 			continue
 		case <-cr.wake:
 		case <-poll.C:

@@ -161,6 +161,7 @@ func (cr *Crawler) settle(l *frontier.Lease, r *result) {
 	if d.class == classRetry && d.reason == ReasonRobotsUnreachable && r.gate == ReasonRobotsUnreachable {
 		// The whole host waits for its robots.txt, not only this URL.
 		cr.front.BlockHost(l.Host, r.robotsRetryAt)
+		cr.waits.set(l.Host, waitRobots, r.robotsRetryAt)
 	}
 	st, err := cr.front.Done(l, d.outcome)
 	if err != nil {

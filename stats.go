@@ -37,6 +37,9 @@ type Stats struct {
 	Errors ErrorStats `json:"errors"`
 	// Waiting says what the crawl waits for now.
 	Waiting WaitStats `json:"waiting"`
+	// Totals sums every Run on the DataDir, this one included; nil
+	// without a DataDir.
+	Totals *Totals `json:"totals,omitempty"`
 	// Ended says how Run ended: "" while it runs, else "complete"
 	// (nothing left), "max-pages" or "cancelled" (ctx ended).
 	Ended string `json:"ended,omitempty"`
@@ -89,6 +92,9 @@ type URLStats struct {
 	// Reason (fetch-error, http-error, retry-after, robots-unreachable,
 	// handler-error, links-pending); Retried is their sum.
 	Deferred map[Reason]int64 `json:"deferred"`
+	// LinksTruncated counts pages with more links than
+	// Config.MaxLinksPerPage, whose other links were not read.
+	LinksTruncated int64 `json:"links_truncated"`
 	// FetchedByRedirect counts queued URLs settled without a request
 	// because this Run had already fetched them as the target of another
 	// URL's redirect (http:// to https://, say) after they were queued.
@@ -156,7 +162,7 @@ type WorkerStats struct {
 // counters are the crawler's live counters.
 type counters struct {
 	discovered, fetched, successful, failed, retried atomic.Int64
-	duplicates                                       atomic.Int64
+	duplicates, linksTruncated                       atomic.Int64
 	bytes, wireBytes, sinkErrors, redirectFetched    atomic.Int64
 	activeWorkers                                    atomic.Int64
 	hostsBlocked                                     atomic.Int64
@@ -333,6 +339,7 @@ func (c *counters) snapshot(started, now time.Time, queued int64, workers int) S
 			TrapRejected:    c.linksRejected.get(ReasonTrap) + c.linksRejected.get(ReasonTrapStopped),
 			OutOfScope:      c.linksRejected.get(ReasonScope) + c.linksRejected.get(ReasonDepth) + c.notFetched.get(ReasonScope),
 			NotFetched:      c.notFetched.snapshot(),
+			LinksTruncated:  c.linksTruncated.Load(),
 			Deferred:        c.deferred.snapshot(),
 
 			FetchedByRedirect: c.redirectFetched.Load(),

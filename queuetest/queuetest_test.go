@@ -30,6 +30,10 @@ func newDedupQueue(opts frontier.Options) (*dedupQueue, error) {
 
 // Add queues the entries whose URLs it has not queued before. The lock
 // makes the check and the Add one step.
+// Deduplicates reports that Add drops URLs the queue holds or has
+// finished, as crawlkit.Queue requires.
+func (q *dedupQueue) Deduplicates() bool { return true }
+
 func (q *dedupQueue) Add(entries ...frontier.Entry) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -76,6 +76,10 @@ func NewDedupQueue(opts frontier.Options, seen frontier.Store) (*DedupQueue, err
 // store, so that a crash between the two writes can make a URL be queued
 // twice after a restart (it is then fetched twice), never lost. If only the
 // recording fails, Add returns an error although the entries are queued.
+// Deduplicates reports that Add drops URLs the queue holds or has
+// finished, as crawlkit.Queue requires.
+func (q *DedupQueue) Deduplicates() bool { return true }
+
 func (q *DedupQueue) Add(entries ...frontier.Entry) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -459,3 +459,6 @@ func (l *lazyQueue) Stats() frontier.Stats {
 	}
 	return frontier.Stats{}
 }
+
+// Deduplicates reports that the Queue it stands for drops known URLs.
+func (l *lazyQueue) Deduplicates() bool { return true }

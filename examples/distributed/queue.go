@@ -648,6 +648,10 @@ func (q *Queue) BlockHost(host string, until time.Time) { q.front.BlockHost(host
 // Stats returns the local frontier's counters.
 func (q *Queue) Stats() frontier.Stats { return q.front.Stats() }
 
+// Deduplicates reports that Add drops URLs the partition's owner holds or
+// has finished (its seen set), as crawlkit.Queue requires.
+func (q *Queue) Deduplicates() bool { return true }
+
 // QueueStats returns the Queue's own counters.
 func (q *Queue) QueueStats() QueueStats {
 	q.mu.Lock()

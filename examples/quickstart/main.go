@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", "crawl-data", "directory of the crawl's durable state; reuse it to resume")
 	warcDir := fs.String("warc-dir", "", "directory for WARC files (default <data-dir>/warc; \"off\" disables)")
 	workers := fs.Int("workers", 16, "pages fetched at once")
-	delay := fs.Duration("delay", time.Second, "least time between requests to one host (synthetic web default: 100ms)")
+	delay := fs.Duration("delay", time.Second, "least time between requests to one host; 0 for none, only on sites you run (synthetic web default: 100ms)")
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through, e.g. 10.0.0.0/8 for an intranet (repeatable)")
 	statsAddr := fs.String("stats-addr", "", "serve the live dashboard at /, JSON stats at /stats and Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:8080")
@@ -93,6 +94,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sc, err := crawlkit.ParseScope(*scope)
 	if err != nil {
 		return err
+	}
+	if *delay < 0 {
+		return errors.New("-delay must not be negative")
+	}
+	if *delay == 0 {
+		*delay = crawlkit.NoDelay
 	}
 	cfg := crawlkit.Config{
 		UserAgent: *userAgent,
@@ -194,14 +201,123 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	s := c.Stats()
-	fmt.Fprintln(stdout, "\nFinal stats:")
-	out, _ := json.MarshalIndent(s, "", "  ")
-	fmt.Fprintln(stdout, string(out))
-	if sink, ok := cfg.Sink.(*crawlkit.WARCSink); ok {
+	warcDirUsed := ""
+	if cfg.Sink != nil {
+		warcDirUsed = *warcDir
+		if warcDirUsed == "" {
+			warcDirUsed = filepath.Join(*dataDir, "warc")
+		}
+	}
+	printSummary(stdout, s, *dataDir, warcDirUsed)
+	if sink, ok := cfg.Sink.(*crawlkit.WARCSink); ok && s.URLs.Fetched > 0 {
 		records, revisits := sink.Writer().Stats()
-		fmt.Fprintf(stdout, "WARC: %d records (%d revisits)\n", records, revisits)
+		fmt.Fprintf(stdout, "  WARC: %d records (%d revisits) in %s; list them with any WARC reader, e.g. `warcio index FILE`.\n", records, revisits, warcDirUsed)
+	}
+	if statsJSON := os.Getenv("QUICKSTART_STATS_JSON"); statsJSON != "" {
+		out, _ := json.MarshalIndent(s, "", "  ")
+		if werr := os.WriteFile(statsJSON, out, 0o644); werr != nil {
+			return werr
+		}
 	}
 	return err
+}
+
+// printSummary writes what the crawl did in words: pages, time, what was
+// not fetched and why, and where the results are.
+func printSummary(w io.Writer, s crawlkit.Stats, dataDir, warcDir string) {
+	fmt.Fprintln(w)
+	switch {
+	case s.Ended == "complete" && s.URLs.Fetched == 0 && s.Totals != nil && s.Totals.Runs > 1:
+		t := s.Totals
+		fmt.Fprintf(w, "The crawl in %s is complete: nothing was left to fetch.\n", dataDir)
+		fmt.Fprintf(w, "  Over its %d runs since %s: %d pages fetched (%d ok, %d failed), %s.\n",
+			t.Runs, t.First.Format(time.DateTime), t.Fetched, t.Successful, t.Failed, bytesString(t.Bytes))
+		printReasons(w, "  Not fetched", t.NotFetched)
+		fmt.Fprintf(w, "  Delete %s to crawl again from the start.\n", dataDir)
+		return
+	case s.Ended == "complete":
+		fmt.Fprintf(w, "Crawl complete in %s.\n", s.Elapsed.Round(100*time.Millisecond))
+	case s.Ended == "max-pages":
+		fmt.Fprintf(w, "Stopped at -max-pages after %s; %d URLs are still queued for the next run.\n", s.Elapsed.Round(100*time.Millisecond), s.URLs.Queued)
+	default:
+		fmt.Fprintf(w, "Stopped after %s; %d URLs are still queued for the next run.\n", s.Elapsed.Round(100*time.Millisecond), s.URLs.Queued)
+	}
+	fmt.Fprintf(w, "  Pages: %d fetched (%d ok, %d failed), %s, %.1f pages/s on average.\n",
+		s.URLs.Fetched, s.URLs.Successful, s.URLs.Failed, bytesString(s.Bytes), s.Throughput.Average)
+	if e := s.Errors; e.Network+e.Timeout+e.HTTP4xx+e.HTTP5xx > 0 {
+		fmt.Fprintf(w, "  Failed fetches by cause: %d HTTP 4xx, %d HTTP 5xx, %d network, %d timeouts.\n", e.HTTP4xx, e.HTTP5xx, e.Network, e.Timeout)
+	}
+	if s.URLs.Duplicates > 0 {
+		fmt.Fprintf(w, "  Near-duplicate pages: %d.\n", s.URLs.Duplicates)
+	}
+	printReasons(w, "  Not fetched", s.URLs.NotFetched)
+	printReasons(w, "  Put off and tried again", s.URLs.Deferred)
+	printReasons(w, "  Links not followed", s.LinksRejected)
+	if t := s.Totals; t != nil && t.Runs > 1 {
+		fmt.Fprintf(w, "  The crawl so far, over %d runs: %d pages fetched (%d ok, %d failed).\n", t.Runs, t.Fetched, t.Successful, t.Failed)
+	}
+	if dataDir != "" {
+		fmt.Fprintf(w, "  Crawl state: %s (run again with the same -data-dir to resume).\n", dataDir)
+	}
+	fmt.Fprintln(w, "  Every number, by reason: the JSON at /stats with -stats-addr, or QUICKSTART_STATS_JSON=FILE.")
+}
+
+// printReasons writes counts by reason, largest first, on one line.
+func printReasons(w io.Writer, label string, m map[crawlkit.Reason]int64) {
+	if len(m) == 0 {
+		return
+	}
+	type rc struct {
+		r crawlkit.Reason
+		n int64
+	}
+	var list []rc
+	for r, n := range m {
+		list = append(list, rc{r, n})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].n != list[j].n {
+			return list[i].n > list[j].n
+		}
+		return list[i].r < list[j].r
+	})
+	parts := make([]string, len(list))
+	for i, x := range list {
+		parts[i] = fmt.Sprintf("%s %d", x.r, x.n)
+	}
+	fmt.Fprintf(w, "%s: %s.\n", label, strings.Join(parts, ", "))
+}
+
+// bytesString formats n bytes for people.
+func bytesString(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// waitingString says what the crawl waits for, or "" when nothing.
+func waitingString(s crawlkit.Stats) string {
+	w := s.Waiting
+	var parts []string
+	if w.CrawlDelayHosts > 0 {
+		parts = append(parts, fmt.Sprintf("%d hosts on Crawl-delay (longest %s)", w.CrawlDelayHosts, w.LongestCrawlDelay))
+	}
+	if w.RobotsRetryHosts > 0 {
+		parts = append(parts, fmt.Sprintf("%d unreachable robots.txt (next try in %s)", w.RobotsRetryHosts, time.Until(w.NextRobotsRetry).Round(time.Second)))
+	}
+	if w.RetryAfterHosts > 0 {
+		parts = append(parts, fmt.Sprintf("%d hosts asked to come back later (until %s)", w.RetryAfterHosts, w.RetryAfterUntil.Format(time.TimeOnly)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  waiting: " + strings.Join(parts, ", ")
 }
 
 // showProgress prints the crawl's progress until done is closed: in place on
@@ -224,9 +340,9 @@ func showProgress(c *crawlkit.Crawler, w io.Writer, done <-chan struct{}) {
 		case <-t.C:
 		}
 		s := c.Stats()
-		line := fmt.Sprintf("pages %d  %.1f pages/s  queue %d  errors %d  robots-blocked %d  traps %d  hosts %d",
-			s.URLs.Fetched, s.Throughput.Current, s.URLs.Queued, s.URLs.Failed, s.URLs.BlockedByRobots,
-			s.URLs.TrapRejected, s.Hosts.Discovered)
+		line := fmt.Sprintf("pages %d  %.1f pages/s  queue %d (%d in flight)  failed %d  robots-blocked %d  traps %d  hosts %d%s",
+			s.URLs.Fetched, s.Throughput.Current, s.URLs.Queued, s.Waiting.InFlight, s.URLs.Failed, s.URLs.BlockedByRobots,
+			s.URLs.TrapRejected, s.Hosts.Discovered, waitingString(s))
 		if terminal {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		} else {

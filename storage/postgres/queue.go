@@ -832,6 +832,10 @@ func (q *Queue) Stats() frontier.Stats {
 	return s
 }
 
+// Deduplicates reports that Add drops URLs the queue holds or has
+// finished, as crawlkit.Queue requires.
+func (q *Queue) Deduplicates() bool { return true }
+
 // count updates this handle's counters.
 func (q *Queue) count(fn func(*frontier.Stats)) {
 	q.mu.Lock()

@@ -724,6 +724,10 @@ func (q *Queue) Stats() frontier.Stats {
 	return s
 }
 
+// Deduplicates reports that Add drops URLs the queue holds or has
+// finished, as crawlkit.Queue requires.
+func (q *Queue) Deduplicates() bool { return true }
+
 // listenCheck is how long the listener's subscription may be quiet before
 // it is pinged, so that a connection that died without a word is noticed
 // and replaced.
