@@ -294,8 +294,10 @@ type Config struct {
 	// example a WARCSink).
 	Sink Sink
 
-	// Logger receives warnings (store errors, dropped URLs); nil discards
-	// them.
+	// Logger receives the crawl's account of itself: at Debug every link
+	// not followed and every URL not fetched or put off, with its Reason;
+	// at Info each rule that stops a whole host or URL pattern, once; at
+	// Warn store, Handler and Sink failures. Nil discards it.
 	Logger *slog.Logger
 	// Now is the crawler's clock; nil means time.Now.
 	Now func() time.Time

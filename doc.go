@@ -8,29 +8,36 @@
 // # The path of a URL
 //
 // Every URL a crawler meets, from a seed, a sitemap or a page, takes the same
-// path:
+// path, and this package's files follow it, one stage each:
 //
-//  1. urlnorm normalizes it, so that different spellings of one page fold
-//     into one string, and computes its host and hash keys.
-//  2. The crawl's scope (Config.Scope or ScopeFunc, and MaxDepth) and trap
-//     judge it: URLs outside the scope are dropped, and URLs of spider
-//     traps (endless calendars, repeating path segments, session ids) are
-//     rejected with a reason.
-//  3. The seen set (bloom) drops URLs that were already discovered.
-//  4. frontier queues it by priority in a per-host queue and hands it out as
-//     a lease when its host's politeness clock allows.
-//  5. robots decides whether the host's robots.txt allows it (RFC 9309),
-//     fetching and caching robots.txt once per host.
-//  6. fetch retrieves it politely and safely: bounded sizes and timeouts,
-//     no private addresses, redirects checked hop by hop. A redirect
-//     target counts as discovered, so it is not queued again, and one that
-//     was queued already is not requested again when its turn comes
-//     (Stats.URLs.FetchedByRedirect).
-//  7. extract pulls links, text and metadata out of the page; simhash
-//     fingerprints its text and flags near-duplicates.
-//  8. The page goes to the user's handler, its links go back to step 1, and
-//     the lease is settled with the outcome, which sets the host's next
-//     contact time, a retry, or a recrawl.
+//  1. admit.go: urlnorm normalizes the URL; depth, scope (Config.Scope or
+//     ScopeFunc), the trap detector and the seen set judge it; a new URL is
+//     queued in the frontier, which hands it out as a lease when its host's
+//     politeness clock allows (run.go holds the lease loop).
+//  2. gate.go: robots.txt (RFC 9309), fetched and cached once per host,
+//     decides once per lease whether the URL may be fetched, and sets the
+//     host's Crawl-delay; the address guard's refusal of the host, and an
+//     unreachable robots.txt, are decided here too. Redirect targets and
+//     sitemaps pass the same gate.
+//  3. fetchpage.go: fetch retrieves the URL politely and safely (bounded
+//     sizes and timeouts, no private addresses, redirects checked hop by
+//     hop); a redirect target counts as discovered, and one that was
+//     queued already is not requested again (Stats.URLs.FetchedByRedirect).
+//  4. analyze.go: extract pulls links, text and metadata out of the page;
+//     simhash fingerprints it and flags near-duplicates; the trap detector
+//     learns what the page served.
+//  5. handle.go: the page goes to the Handler and the Sink; a panic in
+//     either is recovered.
+//  6. settle.go: one pure function classifies what the stages learned into
+//     the frontier outcome and a Reason; the Queue settles the lease and
+//     reports what it did (finished, retrying at, given up, recrawl at),
+//     and that is counted, once.
+//
+// Every URL that leaves the path early leaves with a Reason (reason.go):
+// counted in Stats (LinksRejected, URLs.NotFetched, URLs.Deferred), set on
+// Link.Rejected, and logged at Debug; a rule that stops a whole host or URL
+// pattern is logged once at Info, naming the Config field that changes it
+// (explain.go). Stats.Waiting says what a crawl waits for.
 //
 // # The Crawler
 //
