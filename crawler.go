@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -119,8 +120,12 @@ type Crawler struct {
 	redirectedMu sync.Mutex
 	redirected   map[uint64]struct{}
 
-	policy  settlePolicy
-	totals  *totals // nil without a DataDir
+	policy settlePolicy
+	totals *totals // nil without a DataDir
+	// debug caches whether the Logger takes Debug records: a crawl
+	// rejects links by the hundred thousand, and building a record's
+	// arguments allocates even for a handler that drops it.
+	debug   bool
 	ended   atomic.Int32
 	guarded hostSet // hosts whose robots.txt fetch the address guard refused
 	waits   waits
@@ -171,6 +176,7 @@ func New(cfg Config) (*Crawler, error) {
 	}
 	return &Crawler{
 		cfg:          cfg,
+		debug:        cfg.Logger.Enabled(context.Background(), slog.LevelDebug),
 		policy:       settlePolicy{robotsRetries: max(cfg.RobotsRetries, 0), maxRetryWait: cfg.MaxRetryWait},
 		pages:        pages,
 		extractor:    extract.Options{UserAgent: cfg.RobotsToken, MaxLinks: cfg.MaxLinksPerPage},

@@ -20,7 +20,9 @@ func (cr *Crawler) reject(link *Link, why Reason, detail string) {
 		link.Rejected += ": " + detail
 	}
 	cr.stats.linksRejected.add(why)
-	cr.cfg.Logger.Debug("link not followed", "url", link.URL, "raw", link.Raw, "reason", link.Rejected)
+	if cr.debug {
+		cr.cfg.Logger.Debug("link not followed", "url", link.URL, "raw", link.Raw, "reason", link.Rejected)
+	}
 }
 
 // rejectAll rejects every link of p for why: the page's links are not to

@@ -217,6 +217,9 @@ func (cr *Crawler) count(l *frontier.Lease, r *result, d decision, givenUp bool)
 // logDrop logs a URL that was not fetched, failed or was put back, at
 // Debug.
 func (cr *Crawler) logDrop(u string, why Reason, what string, r *result) {
+	if !cr.debug {
+		return
+	}
 	args := []any{"url", u, "reason", why.String()}
 	if r.err != nil {
 		args = append(args, "err", r.err)
