@@ -288,6 +288,22 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 		"negative grace":        func(c *crawlkit.Config) { c.ShutdownGrace = -time.Second },
 		"unknown delay policy":  func(c *crawlkit.Config) { c.CrawlDelayPolicy = crawlkit.CrawlDelayPolicy(7) },
 		"negative max attempts": func(c *crawlkit.Config) { c.MaxAttempts = -1 },
+		"negative retry wait":   func(c *crawlkit.Config) { c.MaxRetryWait = -1 },
+		"negative delay":        func(c *crawlkit.Config) { c.Delay = -2 * time.Second },
+		"negative link cap":     func(c *crawlkit.Config) { c.MaxLinksPerPage = -1 },
+		"NUL in User-Agent":     func(c *crawlkit.Config) { c.UserAgent = "testbot/1.0\x00" },
+		"line break in header":  func(c *crawlkit.Config) { c.Header = http.Header{"X-A": {"a\r\nX-B: b"}} },
+		"a million workers":     func(c *crawlkit.Config) { c.Workers = 1_000_000 },
+		"browser token only":    func(c *crawlkit.Config) { c.UserAgent = "Mozilla/5.0 (X11; Linux x86_64)" },
+		"digit in robots token": func(c *crawlkit.Config) { c.RobotsToken = "bot2" },
+		"delay with a queue": func(c *crawlkit.Config) {
+			f, err := frontier.New(frontier.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Queue = onceQueue{f}
+			c.Delay = 2 * time.Second
+		},
 		// A recrawl schedule the Crawler would not use: a Queue has its own.
 		"recrawl with a queue": func(c *crawlkit.Config) {
 			f, err := frontier.New(frontier.Options{})
@@ -306,6 +322,19 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 	}
 	if _, err := crawlkit.New(base()); err != nil {
 		t.Errorf("zero limits: %v", err)
+	}
+	for name, mutate := range map[string]func(*crawlkit.Config){
+		"no delay": func(c *crawlkit.Config) { c.Delay = crawlkit.NoDelay },
+		"compatible form": func(c *crawlkit.Config) {
+			c.UserAgent = "Mozilla/5.0 (compatible; testbot/1.0; +https://example.com/bot)"
+		},
+		"browser UA, token named": func(c *crawlkit.Config) { c.UserAgent, c.RobotsToken = "Mozilla/5.0 (X11; Linux x86_64)", "testbot" },
+	} {
+		cfg := base()
+		mutate(&cfg)
+		if _, err := crawlkit.New(cfg); err != nil {
+			t.Errorf("%s: New() error = %v", name, err)
+		}
 	}
 }
 
