@@ -221,7 +221,7 @@ func (cr *Crawler) addSitemapSeeds(ctx context.Context) error {
 }
 
 func (cr *Crawler) fetchSitemap(ctx context.Context, rawURL string) (io.ReadCloser, error) {
-	resp, err := cr.mediaFetcher.Fetch(ctx, rawURL)
+	resp, err := cr.sitemapFetcher.Fetch(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}

@@ -96,19 +96,20 @@ type Crawler struct {
 	opened atomic.Bool
 
 	// Set up by Run.
-	db            *pebble.DB
-	front         Queue
-	ownFront      *frontier.Frontier // the frontier the Crawler made, to close
-	fetcher       *fetch.Fetcher
-	mediaFetcher  *fetch.Fetcher
-	robotsFetcher *fetch.Fetcher
-	robots        *robots.Cache
-	seen          *bloom.Set
-	seenStore     *pebble.SeenStore
-	dns           *fetch.DNSCache
-	index         *simhash.Index
-	traps         *trap.Detector
-	extractor     extract.Options
+	db             *pebble.DB
+	front          Queue
+	ownFront       *frontier.Frontier // the frontier the Crawler made, to close
+	fetcher        *fetch.Fetcher
+	mediaFetcher   *fetch.Fetcher
+	sitemapFetcher *fetch.Fetcher
+	robotsFetcher  *fetch.Fetcher
+	robots         *robots.Cache
+	seen           *bloom.Set
+	seenStore      *pebble.SeenStore
+	dns            *fetch.DNSCache
+	index          *simhash.Index
+	traps          *trap.Detector
+	extractor      extract.Options
 	// analyzed holds the keys of the URLs whose content analyze has
 	// fingerprinted in this Run (see analyze).
 	analyzed *bloom.Set

@@ -90,6 +90,10 @@ func (cr *Crawler) open() error {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Header:       header,
 		Check:        cr.checkRequest,
+		// One attempt per lease: the frontier retries a failing URL on its
+		// own clock (RetryBackoff), while the host serves its other URLs;
+		// retrying inside the fetch would hold the host for the backoff.
+		MaxRetries: -1,
 	}
 	var err error
 	if cr.fetcher, err = fetch.New(base); err != nil {
@@ -102,6 +106,13 @@ func (cr *Crawler) open() error {
 	media.MaxBodyBytes = cfg.MaxMediaBytes
 	media.Header = cfg.Header.Clone()
 	if cr.mediaFetcher, err = fetch.New(media); err != nil {
+		return fmt.Errorf("crawlkit: %w", err)
+	}
+	// Sitemaps are fetched once, as seeds, outside any lease: a transient
+	// failure is retried in the fetch rather than lose the sitemap.
+	sm := media
+	sm.MaxRetries = 0
+	if cr.sitemapFetcher, err = fetch.New(sm); err != nil {
 		return fmt.Errorf("crawlkit: %w", err)
 	}
 	// robots.txt: no redirects (the robots cache follows them itself and
@@ -231,7 +242,7 @@ func (cr *Crawler) closeAll() error {
 		errs = append(errs, cr.ownFront.Close())
 	}
 	// The fetchers sharing the page fetcher's connections close first.
-	for _, f := range []*fetch.Fetcher{cr.mediaFetcher, cr.robotsFetcher, cr.fetcher} {
+	for _, f := range []*fetch.Fetcher{cr.sitemapFetcher, cr.mediaFetcher, cr.robotsFetcher, cr.fetcher} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
