@@ -34,6 +34,10 @@ func (cr *Crawler) DashboardSnapshot() dashboard.Snapshot {
 			Robots:  s.URLs.BlockedByRobots,
 			Trap:    s.URLs.TrapRejected,
 		},
+		NotFetched:    byReasonName(s.URLs.NotFetched),
+		Deferred:      byReasonName(s.URLs.Deferred),
+		LinksRejected: byReasonName(s.LinksRejected),
+		Waiting:       (*dashboard.Waiting)(&s.Waiting),
 	}
 
 	cr.stats.mu.Lock()
@@ -70,4 +74,13 @@ func (cr *Crawler) DashboardSnapshot() dashboard.Snapshot {
 // protected address.
 func (cr *Crawler) NewDashboard() (*dashboard.Dashboard, error) {
 	return dashboard.New(dashboard.Config{Source: cr.DashboardSnapshot, Title: "crawlkit: " + cr.token})
+}
+
+// byReasonName keys counts by reason name, as the dashboard shows them.
+func byReasonName(m map[Reason]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for r, n := range m {
+		out[r.String()] = n
+	}
+	return out
 }

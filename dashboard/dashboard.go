@@ -99,6 +99,25 @@ type Snapshot struct {
 	BlockedHosts []BlockedHost `json:"blocked_hosts"`
 	// WorkerList describes the workers, when the source knows them.
 	WorkerList []Worker `json:"worker_list"`
+	// NotFetched, Deferred and LinksRejected count URLs given up without
+	// a fetch, URLs put back, and links not followed, by reason name
+	// (crawlkit.Reason), so that no number on the page goes unexplained.
+	NotFetched    map[string]int64 `json:"not_fetched,omitempty"`
+	Deferred      map[string]int64 `json:"deferred,omitempty"`
+	LinksRejected map[string]int64 `json:"links_rejected,omitempty"`
+	// Waiting says what the crawl waits for (crawlkit.WaitStats).
+	Waiting *Waiting `json:"waiting,omitempty"`
+}
+
+// Waiting says what a crawl waits for. Its fields match crawlkit.WaitStats.
+type Waiting struct {
+	InFlight          int64         `json:"in_flight"`
+	CrawlDelayHosts   int           `json:"crawl_delay_hosts"`
+	LongestCrawlDelay time.Duration `json:"longest_crawl_delay_ns"`
+	RobotsRetryHosts  int           `json:"robots_retry_hosts"`
+	NextRobotsRetry   time.Time     `json:"next_robots_retry,omitzero"`
+	RetryAfterHosts   int           `json:"retry_after_hosts"`
+	RetryAfterUntil   time.Time     `json:"retry_after_until,omitzero"`
 }
 
 // URLCounts counts URLs by what happened to them. Its fields match
