@@ -123,6 +123,9 @@ type Crawler struct {
 
 	policy settlePolicy
 	totals *totals // nil without a DataDir
+	// restoredBlocks are the hosts an earlier Run left blocked, for the
+	// frontier to hold once it is open.
+	restoredBlocks []fetch.HostState
 	// debug caches whether the Logger takes Debug records: a crawl
 	// rejects links by the hundred thousand, and building a record's
 	// arguments allocates even for a handler that drops it.

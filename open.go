@@ -68,6 +68,11 @@ func (cr *Crawler) open() error {
 	if politeness == nil {
 		politeness = fetch.NewPoliteness(politenessConfig(cfg))
 	}
+	if cr.db != nil {
+		if err := cr.restorePoliteness(politeness, cfg.Now()); err != nil {
+			return err
+		}
+	}
 	dns := fetch.NewDNSCache(fetch.DNSConfig{})
 	cr.dns = dns
 	// Canonical keys, so that a caller's "accept" replaces the default
@@ -168,6 +173,9 @@ func (cr *Crawler) open() error {
 		cr.front, cr.ownFront = ownQueue{f}, f
 	}
 
+	for _, h := range cr.restoredBlocks {
+		cr.front.BlockHost(h.Host, h.BlockedUntil)
+	}
 	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs}); err != nil {
 		return fmt.Errorf("crawlkit: seen set: %w", err)
 	}
@@ -255,6 +263,9 @@ func (cr *Crawler) closeAll() error {
 	}
 	if cr.totals != nil {
 		errs = append(errs, cr.saveTotals())
+	}
+	if cr.db != nil && cr.fetcher != nil {
+		errs = append(errs, cr.saveState())
 	}
 	if cr.db != nil {
 		errs = append(errs, cr.db.Close())

@@ -62,13 +62,19 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 	// workers do after a Next error, keeping its ticks meanwhile.
 	var backoff time.Duration
 	var retryAt time.Time
-	lastSave := time.Now()
+	lastSave, lastState := time.Now(), time.Now()
 	for {
 		select {
 		case <-leaseCtx.Done():
 			return
 		case now := <-tick.C:
 			cr.stats.tick(now)
+			if cr.db != nil && now.Sub(lastState) >= stateEvery {
+				lastState = now
+				if err := cr.saveState(); err != nil {
+					cr.cfg.Logger.Warn("saving the crawl state", "err", err)
+				}
+			}
 			if cr.totals != nil && now.Sub(lastSave) >= totalsEvery {
 				lastSave = now
 				if err := cr.saveTotals(); err != nil {

@@ -186,6 +186,8 @@ type Politeness struct {
 	// stay amortized constant per new host.
 	nextSweep int
 	sweeps    int // eviction sweeps run, for tests
+	// restarted counts as every host's last contact (see Restarted).
+	restarted time.Time
 }
 
 type hostState struct {
@@ -222,8 +224,8 @@ func (p *Politeness) delayLocked(h *hostState) time.Duration {
 // concurrency cap. Requires p.mu.
 func (p *Politeness) readyLocked(h *hostState, now time.Time) time.Time {
 	t := h.blockedUntil
-	if !h.lastEnd.IsZero() {
-		t = later(t, h.lastEnd.Add(p.delayLocked(h)))
+	if end := later(h.lastEnd, p.restarted); !end.IsZero() {
+		t = later(t, end.Add(p.delayLocked(h)))
 	}
 	if h.limiter != nil {
 		if tok := h.limiter.TokensAt(now); tok < 1-1e-9 {
@@ -253,7 +255,10 @@ func (p *Politeness) ReadyAt(host string, now time.Time) time.Time {
 	defer p.mu.Unlock()
 	h, ok := p.hosts[host]
 	if !ok {
-		return now
+		if p.restarted.IsZero() {
+			return now
+		}
+		return later(now, p.restarted.Add(p.cfg.Delay))
 	}
 	return later(now, p.readyLocked(h, now))
 }

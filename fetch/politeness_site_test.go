@@ -100,7 +100,7 @@ func crawlSite(t *testing.T, good int, bad ...string) siteCrawl {
 			o = frontier.Success(0)
 			res.goodDone = clock.Now().Sub(start)
 		}
-		if err := fr.DoneAt(clock.Now(), l, o); err != nil {
+		if _, err := fr.DoneAt(clock.Now(), l, o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -190,15 +190,15 @@ func runRetryScript(t *testing.T, f *Frontier, script string) {
 				t.Fatalf("%s: leased %v, err %v", where, l, nerr)
 			}
 		case "done":
-			err = f.DoneAt(now, lease(), Success(0))
+			_, err = f.DoneAt(now, lease(), Success(0))
 		case "retry":
-			err = f.DoneAt(now, lease(), Retry(0))
+			_, err = f.DoneAt(now, lease(), Retry(0))
 		case "recrawl":
 			d, perr := time.ParseDuration(w[2])
 			if perr != nil {
 				t.Fatalf("%s: %v", where, perr)
 			}
-			err = f.DoneAt(now, lease(), Outcome{Kind: OutcomeSuccess, RecrawlAt: now.Add(d)})
+			_, err = f.DoneAt(now, lease(), Outcome{Kind: OutcomeSuccess, RecrawlAt: now.Add(d)})
 		case "release":
 			err = f.ReleaseAt(now, lease())
 		default:

@@ -1,0 +1,82 @@
+package crawlkit_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit"
+)
+
+// TestRestartKeepsPoliteness stops a crawl right after a host answered 429
+// with Retry-After and another was fetched, and starts it again on the same
+// DataDir: the blocked host is left alone, and the other is not contacted
+// again sooner than its delay after the first process's last request.
+func TestRestartKeepsPoliteness(t *testing.T) {
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+		case hostOf(r) == "busy.test":
+			w.Header().Set("Retry-After", "120")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		case r.URL.Path == "/":
+			writeHTML(w, `<html><body><a href="/a">a</a><a href="/b">b</a></body></html>`)
+		default:
+			writeHTML(w, `<html><body>`+r.URL.Path+`</body></html>`)
+		}
+	})
+	dir := t.TempDir()
+	const delay = 1500 * time.Millisecond
+	run := func(stop bool, limit time.Duration) *crawlkit.Crawler {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		c, err := crawlkit.New(crawlkit.Config{
+			UserAgent: testAgent, Seeds: []string{"http://busy.test/", "http://calm.test/"}, Scope: crawlkit.ScopeAny,
+			DialContext: s.dial, AllowPrivate: loopback, DataDir: dir, Delay: delay, Workers: 2,
+			Handler: func(_ context.Context, p *crawlkit.Page) error {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[p.URL[:strings.Index(p.URL[7:], "/")+7]] = true
+				if stop && seen["http://busy.test"] && seen["http://calm.test"] {
+					cancel()
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Run(ctx)
+		return c
+	}
+	// The first process sees the 429 and one page of calm.test.
+	run(true, time.Minute)
+	s.mu.Lock()
+	busy1, calm1 := len(s.starts["busy.test"]), len(s.starts["calm.test"])
+	lastCalm := s.starts["calm.test"][calm1-1]
+	s.mu.Unlock()
+	if busy1 != 1 || calm1 != 1 {
+		t.Fatalf("first process: busy.test %d requests, calm.test %d; want 1 and 1", busy1, calm1)
+	}
+	// The second resumes at once and fetches calm.test's other pages.
+	run(false, 6*time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.starts["busy.test"]); n != 1 {
+		t.Errorf("busy.test got %d requests over the restart, within its Retry-After of 120 s", n)
+	}
+	calm := s.starts["calm.test"]
+	if len(calm) < 2 {
+		t.Fatalf("the second process fetched nothing from calm.test (%d requests)", len(calm))
+	}
+	// Lower bound only; 50 ms of slack for the order of clock readings.
+	if gap := calm[1].Sub(lastCalm); gap < delay-50*time.Millisecond {
+		t.Errorf("calm.test contacted %v after the first process's last request, want at least %v", gap, delay)
+	}
+}
