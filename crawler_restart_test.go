@@ -2,13 +2,16 @@ package crawlkit_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/crawltest"
 )
 
 // TestRestartKeepsPoliteness stops a crawl right after a host answered 429
@@ -78,5 +81,58 @@ func TestRestartKeepsPoliteness(t *testing.T) {
 	// Lower bound only; 50 ms of slack for the order of clock readings.
 	if gap := calm[1].Sub(lastCalm); gap < delay-50*time.Millisecond {
 		t.Errorf("calm.test contacted %v after the first process's last request, want at least %v", gap, delay)
+	}
+}
+
+// TestRestartKeepsTrapVerdicts interrupts a crawl of crawltest's web ten
+// times and resumes it on the same DataDir: the restored trap detector
+// keeps the trap fetches within 10 % of an uninterrupted crawl's, where an
+// empty detector at each restart learned every trap again.
+func TestRestartKeepsTrapVerdicts(t *testing.T) {
+	crawl := func(web *crawltest.Web, dir string, stopAfter int) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var n atomic.Int64
+		cfg := crawlConfig(web, &pageLog{})
+		cfg.DataDir, cfg.Workers, cfg.Delay = dir, 4, crawlkit.NoDelay
+		cfg.Handler = func(context.Context, *crawlkit.Page) error {
+			if stopAfter > 0 && int(n.Add(1)) == stopAfter {
+				cancel()
+			}
+			return nil
+		}
+		c, err := crawlkit.New(cfg)
+		if err != nil {
+			return err
+		}
+		if err := c.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+	webCfg := crawltest.Config{Hosts: 12, PagesPerHost: 8, Seed: 11, Agent: "crawlkit-test", CrawlDelay: 10 * time.Millisecond}
+	whole := newWeb(t, webCfg)
+	if err := crawl(whole, t.TempDir(), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := whole.Report().TrapFetches
+
+	parts := newWeb(t, webCfg)
+	dir := t.TempDir()
+	for i := 0; i < 10; i++ {
+		if err := crawl(parts, dir, 6); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := crawl(parts, dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := parts.Report().TrapFetches
+	t.Logf("trap fetches: uninterrupted %d, interrupted 10 times %d", want, got)
+	if want == 0 {
+		t.Fatal("the web's traps were never entered; the test shows nothing")
+	}
+	if float64(got) > 1.1*float64(want)+1 {
+		t.Errorf("interrupted crawl made %d trap fetches, uninterrupted %d", got, want)
 	}
 }

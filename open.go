@@ -214,6 +214,11 @@ func (cr *Crawler) open() error {
 	tc := cfg.Trap
 	tc.DistinctCandidates = true
 	cr.traps = trap.New(tc)
+	if cr.db != nil {
+		if err := cr.restoreTraps(); err != nil {
+			return fmt.Errorf("crawlkit: reading spider-trap state: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -266,6 +271,9 @@ func (cr *Crawler) closeAll() error {
 	}
 	if cr.db != nil && cr.fetcher != nil {
 		errs = append(errs, cr.saveState())
+	}
+	if cr.db != nil && cr.traps != nil {
+		errs = append(errs, cr.saveTraps())
 	}
 	if cr.db != nil {
 		errs = append(errs, cr.db.Close())

@@ -75,6 +75,11 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 					cr.cfg.Logger.Warn("saving the crawl state", "err", err)
 				}
 			}
+			if cr.db != nil && now.Sub(lastSave) >= trapEvery {
+				if err := cr.saveTraps(); err != nil {
+					cr.cfg.Logger.Warn("saving the spider-trap state", "err", err)
+				}
+			}
 			if cr.totals != nil && now.Sub(lastSave) >= totalsEvery {
 				lastSave = now
 				if err := cr.saveTotals(); err != nil {

@@ -1,6 +1,7 @@
 package crawlkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,10 +14,46 @@ import (
 // every few seconds and when Run returns, and restored by the next Run,
 // which also spaces every host from its own start (fetch.Politeness
 // Restarted), so that a restart, clean or kill -9, sends no request sooner
-// than the host allows.
+// than the host allows. The trap detector's learning (counts, content
+// groups, verdicts) is saved and restored the same way, so that a restart
+// does not fetch its traps' pages again.
 
-// politenessState names the store record of the politeness model.
-const politenessState = "politeness/v1"
+// politenessState and trapState name the store records of the politeness
+// model and of the trap detector's learning.
+const (
+	politenessState = "politeness/v1"
+	trapState       = "trap/v1"
+)
+
+// trapEvery is how often the trap detector's snapshot is saved while a
+// Run goes on: it holds every host's counts, so it is larger than the
+// politeness record.
+const trapEvery = 10 * time.Second
+
+// restoreTraps loads the trap detector's learning an earlier Run saved.
+func (cr *Crawler) restoreTraps() error {
+	b, ok, err := cr.db.State(trapState)
+	if err != nil || !ok {
+		return err
+	}
+	if err := cr.traps.Restore(bytes.NewReader(b)); err != nil {
+		// Learning lost costs trap fetches, not pages: go on, and say so.
+		cr.cfg.Logger.Warn("spider-trap state of the earlier run unreadable; starting it over", "err", err)
+	}
+	return nil
+}
+
+// saveTraps writes the trap detector's learning to the store.
+func (cr *Crawler) saveTraps() error {
+	var buf bytes.Buffer
+	if err := cr.traps.Snapshot(&buf); err != nil {
+		return err
+	}
+	if err := cr.db.PutState(trapState, buf.Bytes()); err != nil {
+		return fmt.Errorf("crawlkit: saving spider-trap state: %w", err)
+	}
+	return nil
+}
 
 // stateEvery is how often the crawl state is saved while a Run goes on.
 const stateEvery = 2 * time.Second
