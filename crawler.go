@@ -126,6 +126,9 @@ type Crawler struct {
 	// restoredBlocks are the hosts an earlier Run left blocked, for the
 	// frontier to hold once it is open.
 	restoredBlocks []fetch.HostState
+	// lastFetchErr is the text of the latest fetch error (DNS, TLS,
+	// network), for ErrNothingFetched to name.
+	lastFetchErr atomic.Value
 	// debug caches whether the Logger takes Debug records: a crawl
 	// rejects links by the hundred thousand, and building a record's
 	// arguments allocates even for a handler that drops it.
@@ -378,6 +381,9 @@ func (cr *Crawler) nothingFetched() error {
 	hint := ""
 	if s.notFetched.get(ReasonGuard) > 0 {
 		hint = "; the address guard refuses private and loopback addresses: allow them with Config.AllowPrivate"
+	}
+	if last, ok := cr.lastFetchErr.Load().(string); ok {
+		hint += "; last fetch error: " + last
 	}
 	return fmt.Errorf("%w: %s%s", ErrNothingFetched, strings.Join(parts, ", "), hint)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -296,7 +297,10 @@ func TestRobotsRequestCountsTowardCrawlDelay(t *testing.T) {
 		}
 		writeHTML(w, `<html><body>home</body></html>`)
 	})
-	s.crawl(t, "http://cd.test/", func(cfg *crawlkit.Config) { cfg.Delay = crawlkit.NoDelay })
+	c := s.crawl(t, "http://cd.test/", func(cfg *crawlkit.Config) { cfg.Delay = crawlkit.NoDelay })
+	if w := c.Stats().Waiting; w.CrawlDelayHosts != 1 || w.LongestCrawlDelay != time.Second {
+		t.Errorf("Stats.Waiting = %+v, want the one Crawl-delay host of 1 s", w)
+	}
 	s.mu.Lock()
 	starts := s.starts["cd.test"]
 	s.mu.Unlock()
@@ -394,5 +398,26 @@ func TestHandlerIgnoringContextIsAbandoned(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("Run did not return a minute after its context ended")
+	}
+}
+
+// TestUnreachableSeedIsNamed: a seed whose host cannot be reached (here a
+// dialer that fails as an unknown name does) ends Run with an error that
+// says so, rather than nil and zero pages.
+func TestUnreachableSeedIsNamed(t *testing.T) {
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: testAgent, Seeds: []string{"http://gone.test/"}, AllowPrivate: loopback, RobotsRetries: -1,
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			return nil, errors.New("lookup gone.test: no such host")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = c.Run(ctx)
+	if !errors.Is(err, crawlkit.ErrNothingFetched) || !strings.Contains(err.Error(), "no such host") {
+		t.Errorf("Run() = %v, want ErrNothingFetched naming the lookup failure", err)
 	}
 }

@@ -56,6 +56,7 @@ func (cr *Crawler) robotsVerdict(ctx context.Context, rawURL, host string) (why 
 			return ReasonGuard, time.Time{}
 		}
 		info := pol.FetchInfo()
+		cr.lastFetchErr.Store("robots.txt of " + host + ": " + info.Err)
 		cr.hostStopped(host, ReasonRobotsUnreachable, "robots.txt unreachable ("+info.Err+"); the host is retried until Config.RobotsRetries or Config.MaxRetryWait runs out")
 		return ReasonRobotsUnreachable, info.Expires
 	}

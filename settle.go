@@ -190,6 +190,9 @@ func (cr *Crawler) count(l *frontier.Lease, r *result, d decision, givenUp bool)
 	case d.reason == ReasonFetchError:
 		s.errNetwork.Add(1)
 	}
+	if d.reason == ReasonFetchError && r.err != nil {
+		cr.lastFetchErr.Store(r.err.Error())
+	}
 	switch d.class {
 	case classSuccess, classNotModified:
 		s.successful.Add(1)
