@@ -102,3 +102,27 @@ func warcResponses(t *testing.T, dir string) map[string]int {
 	}
 	return got
 }
+
+// The summary says in words how the crawl ended, and a run on a finished
+// crawl says it is complete with the crawl's totals, not zeros.
+func TestSummary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "crawl-data")
+	args := []string{"-web-hosts", "3", "-web-pages", "6", "-delay", "0", "-data-dir", dir}
+	var out strings.Builder
+	if err := run(context.Background(), args, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Crawl complete in", "Pages: ", "fetched (", "Not fetched: ", "Links not followed: ", "Crawl state: " + dir} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("first run's summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(context.Background(), args, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "is complete: nothing was left to fetch") || !strings.Contains(out.String(), "Over its 2 runs") ||
+		strings.Contains(out.String(), "Over its 2 runs since 0001") || strings.Contains(out.String(), " 0 pages fetched") {
+		t.Errorf("second run's summary:\n%s", out.String())
+	}
+}
