@@ -30,10 +30,14 @@ func (cr *Crawler) reject(link *Link, why Reason, detail string) {
 func (cr *Crawler) rejectAll(p *Page, why Reason) {
 	for i := range p.Links {
 		l := &p.Links[i]
-		if l.URL == "" || !isPageKind(l.Kind) {
-			continue
+		switch {
+		case l.URL == "":
+			cr.reject(l, ReasonInvalidURL, l.Rejected)
+		case !isPageKind(l.Kind) && !isMediaKind(l.Kind):
+			cr.reject(l, ReasonNotPageLink, "")
+		default:
+			cr.reject(l, why, "")
 		}
-		cr.reject(l, why, "")
 	}
 }
 
