@@ -472,9 +472,8 @@ func brokenSite(t *testing.T, broken bool) *vhostServer {
 	})
 }
 
-// crawlSpan crawls s and returns the server's span from its first to its
-// last request, and the largest gap between two requests that follow one
-// to path, with the crawl's stats.
+// crawlBrokenSite crawls s (MaxAttempts 3, a small RetryBackoff) and
+// returns the crawl's stats.
 func crawlBrokenSite(t *testing.T, s *vhostServer) crawlkit.Stats {
 	c := runCrawl(t, crawlkit.Config{
 		UserAgent:    testAgent,
@@ -632,51 +631,7 @@ func TestStatsExplainTheLinks(t *testing.T) {
 	c := runCrawl(t, cfg, 2*time.Minute)
 	st := c.Stats()
 
-	fromPages := map[crawlkit.Reason]int64{}
-	handled := map[string]int{}
-	var bad []string
-	for _, p := range log.pages {
-		handled[p.URL]++
-		for _, l := range p.Links {
-			if l.Followed {
-				if l.Rejected != "" {
-					bad = append(bad, fmt.Sprintf("%s on %s: followed and rejected %q", l.Raw, p.URL, l.Rejected))
-				}
-				continue
-			}
-			if l.Rejected == "" {
-				bad = append(bad, fmt.Sprintf("%s (%s, kind %v) on %s: not followed, no reason", l.Raw, l.URL, l.Kind, p.URL))
-				continue
-			}
-			name, _, _ := strings.Cut(l.Rejected, ": ")
-			var r crawlkit.Reason
-			if err := r.UnmarshalText([]byte(name)); err != nil {
-				bad = append(bad, fmt.Sprintf("%s on %s: Rejected %q names no Reason", l.Raw, p.URL, l.Rejected))
-				continue
-			}
-			fromPages[r]++
-		}
-	}
-	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("%d links do not explain themselves, e.g.:\n%s", len(bad), strings.Join(bad[:min(8, len(bad))], "\n"))
-	}
-	twice := 0
-	for _, n := range handled {
-		if n > 1 {
-			twice++
-		}
-	}
-	// Every link occurrence counted in LinksRejected is on a page handed
-	// to the Handler (each Handler call counts its page's links again,
-	// as followLinks runs at each fetch), except the rejections of
-	// redirect targets, which are on no page: those can only make
-	// LinksRejected larger.
-	for r := range mergeKeys(fromPages, st.LinksRejected) {
-		if got, want := st.LinksRejected[r], fromPages[r]; got != want {
-			t.Errorf("LinksRejected[%s] = %d, the handled pages' links rejected for it: %d", r, got, want)
-		}
-	}
+	fromPages, handled, twice := checkLinksExplained(t, log.pages, st)
 	if want := st.LinksRejected[crawlkit.ReasonTrap] + st.LinksRejected[crawlkit.ReasonTrapStopped]; st.URLs.TrapRejected != want {
 		t.Errorf("TrapRejected %d, LinksRejected trap + trap-stopped %d", st.URLs.TrapRejected, want)
 	}
@@ -708,6 +663,102 @@ func TestStatsExplainTheLinks(t *testing.T) {
 	}
 	t.Logf("%d handler calls, %d pages, %d handled twice; links rejected %v (from pages %v); stats %+v",
 		len(log.pages), len(handled), twice, st.LinksRejected, fromPages, st.URLs)
+}
+
+// TestStatsExplainLinksOfDuplicatePages crawls a site where two URLs serve
+// one page with a page link, an image and a stylesheet, with
+// SkipDuplicateLinks: the links of the second fetched copy are not
+// followed, and every one of them, not only its page links, says why
+// (near-duplicate, or media and not-a-page-link as on any other page), and
+// is counted.
+func TestStatsExplainLinksOfDuplicatePages(t *testing.T) {
+	copyBody := `<html><head><title>Widget</title><link rel="stylesheet" href="/style.css"></head><body>` +
+		`<h1>The widget</h1><p>A widget of many parts, described at length on this page and on its copy.</p>` +
+		`<img src="/logo.png" alt="logo"><a href="/next">next</a></body></html>`
+	s := newVhostServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+		case "/":
+			writeHTMLPage(w, `<html><head><title>Home</title></head><body><p>Welcome home, reader.</p><a href="/a">a</a> <a href="/b">b</a></body></html>`)
+		case "/a", "/b":
+			writeHTMLPage(w, copyBody)
+		case "/next":
+			writeHTMLPage(w, `<html><head><title>Next</title></head><body><p>The next page is different.</p></body></html>`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	var log handledLog
+	c := runCrawl(t, crawlkit.Config{
+		UserAgent:          testAgent,
+		Seeds:              []string{"http://dup.test/"},
+		Delay:              crawlkit.NoDelay,
+		DialContext:        s.dial,
+		AllowPrivate:       loopback,
+		SkipDuplicateLinks: true,
+		Handler:            log.handle,
+	}, time.Minute)
+	st := c.Stats()
+	if st.URLs.Duplicates != 1 {
+		t.Fatalf("Duplicates = %d, want 1 (one of /a and /b)", st.URLs.Duplicates)
+	}
+	fromPages, _, _ := checkLinksExplained(t, log.pages, st)
+	if st.LinksRejected[crawlkit.ReasonNearDuplicate] < 1 {
+		t.Errorf("LinksRejected[near-duplicate] = %d, want ≥ 1", st.LinksRejected[crawlkit.ReasonNearDuplicate])
+	}
+	t.Logf("links rejected %v, from pages %v", st.LinksRejected, fromPages)
+}
+
+// checkLinksExplained checks that every link of the handled pages that was
+// not followed names a Reason in Rejected, and that Stats.LinksRejected
+// counts, by reason, exactly the rejected link occurrences of the pages
+// (each Handler call counts its page's links again, as the links are
+// admitted again at each fetch; the rejections of redirect targets, which
+// are on no page, are the one thing that could make LinksRejected larger,
+// and the webs of these tests have none).
+func checkLinksExplained(t *testing.T, pages []*crawlkit.Page, st crawlkit.Stats) (fromPages map[crawlkit.Reason]int64, handled map[string]int, twice int) {
+	t.Helper()
+	fromPages = map[crawlkit.Reason]int64{}
+	handled = map[string]int{}
+	var bad []string
+	for _, p := range pages {
+		handled[p.URL]++
+		for _, l := range p.Links {
+			if l.Followed {
+				if l.Rejected != "" {
+					bad = append(bad, fmt.Sprintf("%s on %s: followed and rejected %q", l.Raw, p.URL, l.Rejected))
+				}
+				continue
+			}
+			if l.Rejected == "" {
+				bad = append(bad, fmt.Sprintf("%s (%s, kind %v) on %s: not followed, no reason", l.Raw, l.URL, l.Kind, p.URL))
+				continue
+			}
+			name, _, _ := strings.Cut(l.Rejected, ": ")
+			var r crawlkit.Reason
+			if err := r.UnmarshalText([]byte(name)); err != nil {
+				bad = append(bad, fmt.Sprintf("%s on %s: Rejected %q names no Reason", l.Raw, p.URL, l.Rejected))
+				continue
+			}
+			fromPages[r]++
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Errorf("%d links do not explain themselves, e.g.:\n%s", len(bad), strings.Join(bad[:min(8, len(bad))], "\n"))
+	}
+	for _, n := range handled {
+		if n > 1 {
+			twice++
+		}
+	}
+	for r := range mergeKeys(fromPages, st.LinksRejected) {
+		if got, want := st.LinksRejected[r], fromPages[r]; got != want {
+			t.Errorf("LinksRejected[%s] = %d, the handled pages' links rejected for it: %d", r, got, want)
+		}
+	}
+	return fromPages, handled, twice
 }
 
 func mergeKeys(a, b map[crawlkit.Reason]int64) map[crawlkit.Reason]bool {
