@@ -232,7 +232,7 @@ func TestQueueWithDelayNeedsPoliteness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	base := crawlkit.Config{UserAgent: testAgent, Seeds: []string{"http://q.test/"}, Queue: q}
+	base := crawlkit.Config{UserAgent: testAgent, Seeds: []string{"http://q.test/"}, Queue: onceQueue{q}}
 
 	cfg := base
 	cfg.Delay = 200 * time.Millisecond
