@@ -523,8 +523,6 @@ func TestPermanent500DoesNotHoldUpItsHost(t *testing.T) {
 		t.Errorf("%d of 200 pages never requested", missing)
 	}
 	brokenReqs := got["site.test/broken"]
-	// Each of MaxAttempts attempts may be one request; allow the fetcher's
-	// own retries of a 5xx (fetch.Config.MaxRetries, 2) within each.
 	// One request per attempt: the frontier retries, the fetcher does not.
 	if brokenReqs != maxAttempts {
 		t.Errorf("/broken requested %d times, want %d (MaxAttempts)", brokenReqs, maxAttempts)
