@@ -18,6 +18,9 @@ if v then
   if not stored or stored < 1 or stored ~= math.floor(stored) then
     return redis.error_reply('malformed fingerprint version ' .. v)
   end
+  if stored == tonumber(want) then
+    return 0
+  end
 end
 local sets = {}
 for i = 0, 255 do
