@@ -14,6 +14,14 @@
 // schema; SELECT, INSERT, UPDATE, DELETE on its tables; USAGE and UPDATE on
 // its sequences) once an administrator's Open has migrated it.
 //
+// The table meta records the simhash.Version of the stored near-duplicate
+// fingerprints (a schema without the record holds version 1). When it is
+// not this build's, Open deletes the fingerprints and records the new
+// version in one transaction, under an advisory lock so that processes
+// opening at once delete them once, and reports it (DiscardedFingerprints,
+// and a warning to Options.Logger): fingerprints of different versions
+// must never be compared.
+//
 // What the DB offers:
 //
 //   - Queue: a crawlkit.Queue shared by every process that opens the same
@@ -68,6 +76,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"regexp"
 	"sort"
@@ -123,6 +132,10 @@ type Options struct {
 	// writes, so the URL is fetched again and its links added again. A
 	// worker crash loses nothing either way.
 	AsyncCommit bool
+	// Logger receives the warning of Open when it discards the stored
+	// near-duplicate fingerprints of another simhash.Version (see
+	// DB.DiscardedFingerprints). Nil discards it.
+	Logger *slog.Logger
 }
 
 // DB is an open crawl state in one schema of a PostgreSQL database: a
@@ -136,6 +149,10 @@ type DB struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// discardedVersion is the simhash.Version of the fingerprints Open
+	// deleted, or 0.
+	discardedVersion int
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -145,7 +162,8 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // Open connects to the database named by connString (a URL such as
 // "postgres://user@127.0.0.1:5432/db" or a key=value string, as pgx
 // accepts), creates the schema if needed and brings it to the current
-// version.
+// version. It then discards the stored near-duplicate fingerprints if they
+// are of another simhash.Version than this build's (DiscardedFingerprints).
 func Open(ctx context.Context, connString string, opts Options) (*DB, error) {
 	schema := opts.Schema
 	if schema == "" {
@@ -171,7 +189,15 @@ func Open(ctx context.Context, connString string, opts Options) (*DB, error) {
 	}
 	db := &DB{pool: pool, schema: schema}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
-	if err := db.migrate(ctx); err != nil {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	err = db.migrate(ctx)
+	if err == nil {
+		err = db.checkFingerprintVersion(ctx, logger)
+	}
+	if err != nil {
 		db.cancel()
 		pool.Close()
 		return nil, err

@@ -245,7 +245,9 @@ func (db *DB) readChunk(op string, read func(ctx context.Context) error) error {
 }
 
 // FingerprintStore persists a simhash.Index in the table fingerprints
-// (fingerprint, doc_id); a pair put twice is stored once.
+// (fingerprint, doc_id); a pair put twice is stored once. Its fingerprints
+// are of this build's simhash.Version: Open discards those of another
+// (DB.DiscardedFingerprints).
 type FingerprintStore struct {
 	db *DB
 }

@@ -24,6 +24,14 @@
 //     SeenStore (bloom.Store), FingerprintStore (simhash.Store) and
 //     RobotsStore (robots.Store).
 //
+// The key "fpv" records the simhash.Version of the crawl's near-duplicate
+// fingerprints (a crawl without it holds version 1). When it is not this
+// build's, Open deletes the fingerprints and records the new version in
+// one script, which the server applies atomically, so that processes
+// opening at once delete them once, and reports it (DiscardedFingerprints,
+// and a warning to Options.Logger): fingerprints of different versions
+// must never be compared.
+//
 // # Choosing a store
 //
 // In memory (the components' defaults) is for tests and small crawls that
@@ -63,6 +71,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -107,6 +116,10 @@ type Options struct {
 	// PoolSize bounds the connection pool. Zero keeps go-redis's default
 	// (10 per CPU).
 	PoolSize int
+	// Logger receives the warning of Open when it discards the stored
+	// near-duplicate fingerprints of another simhash.Version (see
+	// DB.DiscardedFingerprints). Nil discards it.
+	Logger *slog.Logger
 }
 
 // DB is one crawl's state in Redis. It is safe for concurrent use.
@@ -120,13 +133,21 @@ type DB struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	log *slog.Logger
+
+	// fpMu guards the fingerprint version check: fpChecked once it ran,
+	// discardedVersion the simhash.Version of the fingerprints it deleted.
+	fpMu             sync.Mutex
+	fpChecked        bool
+	discardedVersion int
+
 	mu     sync.Mutex
 	closed bool
 }
 
 // scripts are the Lua scripts, each with the shared prelude in front.
 type scripts struct {
-	add, lease, settle, extend, block, scan *goredis.Script
+	add, lease, settle, extend, block, scan, fpversion *goredis.Script
 }
 
 func loadScripts() (scripts, error) {
@@ -146,6 +167,7 @@ func loadScripts() (scripts, error) {
 	}{
 		{"add", &s.add, true}, {"lease", &s.lease, true}, {"settle", &s.settle, true},
 		{"extend", &s.extend, true}, {"block", &s.block, true}, {"scan", &s.scan, false},
+		{"fpversion", &s.fpversion, false},
 	} {
 		src, err := read(sc.name)
 		if err != nil {
@@ -159,7 +181,9 @@ func loadScripts() (scripts, error) {
 	return s, nil
 }
 
-// Open connects to the server in opts and checks that it answers.
+// Open connects to the server in opts and checks that it answers. It then
+// discards the crawl's near-duplicate fingerprints if they are of another
+// simhash.Version than this build's (DiscardedFingerprints).
 func Open(ctx context.Context, opts Options) (*DB, error) {
 	addr := opts.Addr
 	if addr == "" {
@@ -181,11 +205,22 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		client.Close()
 		return nil, wrap("connect "+addr, err)
 	}
+	if opts.Logger != nil {
+		db.log = opts.Logger
+	}
+	if err := db.checkFingerprintVersion(ctx); err != nil {
+		db.cancel()
+		client.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
 // New returns the DB of crawl on a client the caller made (a single node,
-// Sentinel or Cluster client) and keeps; Close leaves the client open.
+// Sentinel or Cluster client) and keeps; Close leaves the client open. New
+// does not contact the server: the fingerprint version check of Open runs
+// at the first Put or ForEach of the DB's FingerprintStore, with no
+// logger (see DiscardedFingerprints).
 func New(client goredis.UniversalClient, crawl string) (*DB, error) {
 	return newDB(client, crawl, false)
 }
@@ -201,7 +236,7 @@ func newDB(client goredis.UniversalClient, crawl string, owned bool) (*DB, error
 	if err != nil {
 		return nil, fmt.Errorf("redis: reading scripts: %w", err)
 	}
-	db := &DB{client: client, owned: owned, prefix: "crawlkit:{" + crawl + "}:", scripts: s}
+	db := &DB{client: client, owned: owned, prefix: "crawlkit:{" + crawl + "}:", scripts: s, log: nopLogger}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	return db, nil
 }

@@ -206,7 +206,9 @@ func readSet(db *DB, key string) ([]string, error) {
 
 // FingerprintStore persists a simhash.Index: 256 Redis sets of 16-byte
 // members (fingerprint and document id, big-endian), sharded by the
-// fingerprint's low byte. A pair put twice is stored once.
+// fingerprint's low byte. A pair put twice is stored once. The key "fpv"
+// holds the simhash.Version of the fingerprints: Open discards those of
+// another version (DB.DiscardedFingerprints).
 type FingerprintStore struct {
 	db *DB
 }
@@ -223,6 +225,9 @@ func (s *FingerprintStore) Put(entries []simhash.Entry) error {
 	}
 	if len(entries) == 0 {
 		return nil
+	}
+	if err := s.db.fingerprintsChecked(); err != nil {
+		return err
 	}
 	byShard := map[string][]any{}
 	for _, e := range entries {
@@ -249,6 +254,9 @@ func (s *FingerprintStore) Put(entries []simhash.Entry) error {
 func (s *FingerprintStore) ForEach(fn func(simhash.Entry) error) error {
 	if s.db.isClosed() {
 		return ErrClosed
+	}
+	if err := s.db.fingerprintsChecked(); err != nil {
+		return err
 	}
 	for i := 0; i < setShards; i++ {
 		ms, err := readSet(s.db, s.db.key(fmt.Sprintf("fp:%02x", i)))
