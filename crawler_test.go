@@ -85,13 +85,13 @@ func TestCrawlMatchesGroundTruth(t *testing.T) {
 }
 
 func crawlMatchesGroundTruth(t *testing.T, dataDir string) {
-	hosts, pages, depth := 200, 50, 4
+	hosts, pages, depth := 120, 40, 4
 	if testing.Short() {
 		hosts, pages = 40, 20
 	}
 	web := newWeb(t, crawltest.Config{
 		Hosts: hosts, PagesPerHost: pages, Seed: 7, Agent: "crawlkit-test",
-		MinGap: 20 * time.Millisecond, MaxPerHost: 1, CrawlDelay: 100 * time.Millisecond,
+		MinGap: 20 * time.Millisecond, MaxPerHost: 1, CrawlDelay: 50 * time.Millisecond,
 	})
 	var log pageLog
 	cfg := crawlConfig(web, &log)
