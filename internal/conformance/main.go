@@ -140,7 +140,7 @@ func report(results []result, gaps map[string]string, verbose bool, w io.Writer)
 		switch {
 		case r.ok && isGap:
 			passed++
-			fmt.Fprintf(w, "FIXED %s: listed as a known gap but passes; remove it from knownGaps\n", r.id)
+			fmt.Fprintf(w, "FIXED %s: listed as a known gap but passes; remove it from testdata/known_gaps.json\n", r.id)
 		case r.ok:
 			passed++
 			if verbose {
