@@ -144,8 +144,9 @@ const DefaultPriority = 0.5
 
 // Entry is one URL listed by a document.
 type Entry struct {
-	// URL is the listed URL after XML entity and CDATA decoding and
-	// white-space trimming. It is absolute, http or https, and within the
+	// URL is the listed URL after XML entity and CDATA decoding and the
+	// trimming of surrounding white space (Unicode's, unicode.IsSpace: a
+	// no-break or ideographic space too, not only ASCII). It is absolute, http or https, and within the
 	// document's scope; it is not normalised. Sitemaps must list absolute
 	// URLs, but feeds may use relative links (RFC 4287 §4.2.7.1): an RSS
 	// <link> or an Atom href is resolved against the xml:base in effect,
@@ -155,7 +156,10 @@ type Entry struct {
 	Kind Kind
 	// LastMod is the last modification time in UTC (urlset and index
 	// <lastmod>, RSS <pubDate>, RSS 1.0 <dc:date>, Atom <updated> or
-	// <published>); the zero Time when absent or not a valid date.
+	// <published>); the zero Time when absent or not a valid date. A
+	// fractional second is kept, to the nanosecond (further digits are
+	// truncated): compare values with Equal, and format them with
+	// time.RFC3339Nano to keep it.
 	LastMod time.Time
 	// ChangeFreq is the urlset <changefreq>; empty when absent or invalid.
 	ChangeFreq ChangeFreq

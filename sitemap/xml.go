@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 )
@@ -213,13 +215,24 @@ func qname(n xml.Name) string {
 // text other than white space past the bound makes the value overflow:
 // white space there is trailing white space, which finishField trims,
 // unless more text follows it, which then overflows in turn.
+//
+// White space is Unicode's (unicode.IsSpace), not only XML's four ASCII
+// characters: sitemaps generated from CMS text often wrap a <loc> in
+// no-break spaces (U+00A0), and ideographic (U+3000) or other typographic
+// spaces (U+2000 to U+200A) turn up the same way. None of them can be part of
+// a URL, where they would have to be percent-encoded.
 func (s *xmlState) text(b []byte) {
 	if len(s.buf) == 0 {
-		b = bytes.TrimLeft(b, " \t\r\n")
+		b = bytes.TrimLeftFunc(b, unicode.IsSpace)
 	}
 	room := max(s.d.lim.MaxURLLength+256-len(s.buf), 0)
 	if len(b) > room {
-		if len(bytes.TrimLeft(b[room:], " \t\r\n")) > 0 {
+		// Cut at a character boundary, so that a multi-byte space
+		// straddling the bound is still seen as white space.
+		for room > 0 && !utf8.RuneStart(b[room]) {
+			room--
+		}
+		if len(bytes.TrimLeftFunc(b[room:], unicode.IsSpace)) > 0 {
 			s.overflow = true
 		}
 		b = b[:room]
@@ -425,7 +438,7 @@ func (s *xmlState) finishField(f field) error {
 	if f == fieldIgnored {
 		return nil
 	}
-	v := string(bytes.TrimRight(s.buf, " \t\r\n"))
+	v := string(bytes.TrimRightFunc(s.buf, unicode.IsSpace))
 	if s.overflow {
 		if f == fieldLoc {
 			// Too long to be a URL: record it as present but invalid.

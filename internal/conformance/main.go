@@ -6,6 +6,10 @@
 //	go run ./internal/conformance -suite NAME -file PATH [-v]
 //	go run ./internal/conformance -list
 //
+// The suites' data files are kept in testdata (see its README.md for their
+// sources and licenses); the package's tests run every suite against them,
+// so "go test" checks them as well.
+//
 // It prints one "FAIL <id>: <expected>, <got>" line per failing case, one
 // "GAP <id>: <reason>" line per failing case that is recorded as a known,
 // explained gap, and ends with the line "N passed, M failed". The exit status
@@ -13,10 +17,13 @@
 // the flags are unusable.
 //
 // Each suite lives in its own file of this package and registers itself in
-// the suites table with its runner and its known gaps (see suite).
+// the suites table with its runner. Its known gaps are data, not code: they
+// are read from testdata/known_gaps.json, which is compiled into the command
+// so that it works from any directory and with a suite file kept elsewhere.
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -32,8 +39,31 @@ type suite struct {
 	run func(data []byte) ([]result, error)
 	// knownGaps maps a case id to the reason the project deliberately does
 	// not pass it. A listed case that passes is reported as "FIXED" so the
-	// entry can be removed.
+	// entry can be removed. It is the suite's entry in knownGapsJSON.
 	knownGaps map[string]string
+}
+
+// knownGapsJSON maps a suite name to its known gaps: case id to reason.
+//
+//go:embed testdata/known_gaps.json
+var knownGapsJSON []byte
+
+// knownGaps is knownGapsJSON decoded.
+var knownGaps = mustDecodeGaps(knownGapsJSON)
+
+func mustDecodeGaps(data []byte) map[string]map[string]string {
+	var g map[string]map[string]string
+	if err := json.Unmarshal(data, &g); err != nil {
+		panic("conformance: testdata/known_gaps.json: " + err.Error())
+	}
+	for name, gaps := range g {
+		for id, reason := range gaps {
+			if strings.TrimSpace(reason) == "" {
+				panic("conformance: testdata/known_gaps.json: " + name + " " + id + ": a known gap needs its reason")
+			}
+		}
+	}
+	return g
 }
 
 // result is the outcome of one case.
@@ -49,11 +79,13 @@ type result struct {
 // drivers register: a suite exists exactly when its package does.
 var suites = map[string]suite{}
 
-func register(name string, s suite) {
+// register adds a suite with its runner; its known gaps come from
+// knownGapsJSON.
+func register(name string, run func(data []byte) ([]result, error)) {
 	if _, dup := suites[name]; dup {
 		panic("conformance: suite registered twice: " + name)
 	}
-	suites[name] = s
+	suites[name] = suite{run: run, knownGaps: knownGaps[name]}
 }
 
 func main() {
@@ -108,7 +140,7 @@ func report(results []result, gaps map[string]string, verbose bool, w io.Writer)
 		switch {
 		case r.ok && isGap:
 			passed++
-			fmt.Fprintf(w, "FIXED %s: listed as a known gap but passes; remove it from knownGaps\n", r.id)
+			fmt.Fprintf(w, "FIXED %s: listed as a known gap but passes; remove it from testdata/known_gaps.json\n", r.id)
 		case r.ok:
 			passed++
 			if verbose {

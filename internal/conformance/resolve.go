@@ -19,11 +19,7 @@ type resolveCase struct {
 }
 
 func init() {
-	register("resolve", suite{run: runResolve, knownGaps: map[string]string{
-		"rfc3986.5_4_2.19": "urlnorm.Resolve follows the URL Standard, under which \"http:g\" with an http base is a " +
-			"relative reference giving \"http://a/b/c/g\" (the RFC's own backward-compatible reading, and what " +
-			"wpt.7, wpt.49, wpt.69 and wpt.96 require); the strict RFC result \"http:g\" contradicts those cases",
-	}})
+	register("resolve", runResolve)
 }
 
 func runResolve(data []byte) ([]result, error) {

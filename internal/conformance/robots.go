@@ -22,7 +22,7 @@ type robotsCase struct {
 }
 
 func init() {
-	register("robots", suite{run: runRobots, knownGaps: map[string]string{}})
+	register("robots", runRobots)
 }
 
 func runRobots(data []byte) ([]result, error) {

@@ -20,11 +20,7 @@ type urlnormCase struct {
 }
 
 func init() {
-	register("urlnorm", suite{run: runURLNorm, knownGaps: map[string]string{
-		"purell.BothLower": "the expectation lists only lowercase-scheme and lowercase-host, yet decodes %41-%43 and %7e and " +
-			"upper-cases %1a, %8b, %ee in the path: that is net/url's String() re-encoding inside purell, not a listed " +
-			"transform; applying exactly the listed steps (the explicit-transforms rule) leaves the escapes alone",
-	}})
+	register("urlnorm", runURLNorm)
 }
 
 func runURLNorm(data []byte) ([]result, error) {
