@@ -162,7 +162,7 @@ func TestBrowser(t *testing.T) {
 
 	// quick is the context of a read that should answer at once.
 	quick := func() context.Context {
-		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 		t.Cleanup(cancel)
 		return ctx
 	}
@@ -329,7 +329,7 @@ func TestBrowserPage(t *testing.T) {
 	defer stopBrowser()
 	eval := func(expr string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 		defer cancel()
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
 		if err != nil {
