@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -125,7 +126,8 @@ func TestBrowser(t *testing.T) {
 	defer svc.Close()
 	api := httptest.NewServer(svc)
 	defer api.Close()
-	dash, err := dashboard.New(dashboard.Config{Source: svc.Snapshot, Analyzer: svc, Interval: 250 * time.Millisecond, Title: "crawlkit · crawltest"})
+	dash, err := dashboard.New(dashboard.Config{Source: svc.Snapshot, Analyzer: svc, Interval: 250 * time.Millisecond, Title: "crawlkit · crawltest",
+		AnalysisToken: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestBrowser(t *testing.T) {
 
 	// quick is the context of a read that should answer at once.
 	quick := func() context.Context {
-		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 		t.Cleanup(cancel)
 		return ctx
 	}
@@ -237,6 +239,13 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("%s of %s failed: %q (%v)", name, value, msg, err)
 		}
 	}
+	// Analysis needs the API token, which the page asks for.
+	if err := stage("token", 60*time.Second,
+		chromedp.WaitVisible(chromedp.ID("token-input")),
+		chromedp.SendKeys(chromedp.ID("token-input"), "t"),
+	); err != nil {
+		t.Fatalf("token field: %v", err)
+	}
 	seed := web.Seeds()[0]
 	host := crawltest.HostName(0)
 	analyze("URL analysis", "url-input", "url-result", "url-state", seed)
@@ -288,6 +297,8 @@ func TestBrowserPage(t *testing.T) {
 			URLs:       dashboard.URLCounts{Fetched: 3},
 			Throughput: dashboard.Throughput{Current: 2},
 			WorkerList: []dashboard.Worker{{ID: "w1", LastSeen: seen, Active: true}},
+			NotFetched: map[string]int64{"robots": 4, "out_of_scope": 9},
+			Waiting:    dashboard.Waiting{InFlight: 2, RetryAfterHosts: 1, RetryAfterUntil: seen.Add(time.Hour)},
 		}
 	}
 	dash, err := dashboard.New(dashboard.Config{Source: src, Interval: -1})
@@ -311,11 +322,14 @@ func TestBrowserPage(t *testing.T) {
 	}))
 	defer page.Close()
 
-	bctx, stage, stopBrowser := startBrowser(t, exe, chromedp.Env("TZ=America/New_York"))
+	// rebound.test resolves to the loopback address, as an attacker's
+	// name does after DNS rebinding.
+	bctx, stage, stopBrowser := startBrowser(t, exe, chromedp.Env("TZ=America/New_York"),
+		chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"))
 	defer stopBrowser()
 	eval := func(expr string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 		defer cancel()
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
 		if err != nil {
@@ -345,6 +359,16 @@ func TestBrowserPage(t *testing.T) {
 	if got := eval(`document.querySelector("#workers tbody td:nth-child(4)").textContent`); got != "2030-01-01 22:00:00" {
 		t.Errorf("worker last seen at %s shows as %q, want 2030-01-01 22:00:00", seen, got)
 	}
+	// Reasons, most frequent first, and what the crawl waits for.
+	if got := eval(`[...document.querySelectorAll("#not-fetched tbody tr")].map((r) => r.cells[0].textContent + "=" + r.cells[1].textContent).join(" ")`); got != "out_of_scope=9 robots=4" {
+		t.Errorf("not fetched shows %q", got)
+	}
+	if got := eval(`document.getElementById("waiting").textContent`); got != "2 fetches in flight · Retry-After of 1 host, until 2030-01-01 23:00:00" {
+		t.Errorf("waiting shows %q", got)
+	}
+	if got := eval(`String(document.getElementById("token-row").hidden)`); got != "true" {
+		t.Errorf("token field hidden = %s on a dashboard without a token", got)
+	}
 
 	// The stream was refused: the page says so, and once the server
 	// answers again it goes live without a reload.
@@ -364,6 +388,21 @@ func TestBrowserPage(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.getElementById("chart-info").dataset.points === "2"`),
 	); err != nil {
 		t.Fatalf("sample after the reconnect not shown (%s points): %v", eval(`document.getElementById("chart-info").dataset.points`), err)
+	}
+
+	// DNS rebinding: the page of another name that now resolves to the
+	// dashboard's address is refused, and so are its script's requests.
+	_, port, _ := net.SplitHostPort(page.Listener.Addr().String())
+	if err := stage("rebound page", 30*time.Second, chromedp.Navigate("http://rebound.test:"+port+"/")); err != nil {
+		t.Fatal(err)
+	}
+	body := eval(`document.body.textContent`)
+	if !strings.Contains(body, "is not an address of this server") || strings.Contains(body, "Throughput") {
+		t.Errorf("the dashboard answered a rebound name: %q", body)
+	}
+	status := eval(`(() => { const x = new XMLHttpRequest(); x.open("GET", "/api/snapshot", false); x.send(); return String(x.status); })()`)
+	if status != "403" {
+		t.Errorf("the rebound page's script read /api/snapshot: %s", status)
 	}
 }
 

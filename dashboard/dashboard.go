@@ -11,14 +11,15 @@
 //
 // # Data
 //
-// The dashboard imports no other crawlkit package. It asks a Source, a plain
-// func() Snapshot, for the numbers once per Config.Interval, keeps a bounded
-// series of samples for the chart (Config.Window, one hour by default), and
-// pushes every sample to the open pages. Whatever produces the numbers adapts
-// them to a Snapshot. For the root package's crawlkit.Stats the adapter is a
-// few conversions, because URLCounts, Throughput, HostCounts and WorkerCounts
-// have the same fields in the same order as crawlkit's URLStats,
-// Throughput, HostStats and WorkerStats:
+// The dashboard imports no other crawlkit package but an internal one. It
+// asks a Source, a plain func() Snapshot, for the numbers once per
+// Config.Interval, keeps a bounded series of samples for the chart
+// (Config.Window, one hour by default), and pushes every sample to the open
+// pages. Whatever produces the numbers adapts them to a Snapshot. For the
+// root package's crawlkit.Stats the adapter is a few conversions, because
+// URLCounts, Throughput, HostCounts and WorkerCounts have the same fields in
+// the same order as crawlkit's URLStats, Throughput, HostStats and
+// WorkerStats:
 //
 //	src := func() dashboard.Snapshot {
 //		s := crawler.Stats()
@@ -46,23 +47,45 @@
 //
 //	GET /                 the page
 //	GET /api/snapshot     {"snapshot": Snapshot, "history": [Point...],
-//	                      "window_ms": Config.Window in milliseconds}
+//	                      "window_ms": Config.Window in milliseconds,
+//	                      "analysis_token": true when analysis needs one}
 //	GET /api/events       text/event-stream; one "sample" event per Interval:
 //	                      data: {"snapshot": Snapshot, "point": Point}
 //	                      ("point" only when the sample adds a point to the
 //	                      chart's history, see Config.Window); a client
 //	                      that takes no event for Config.WriteTimeout is
 //	                      dropped, and Close ends every stream
-//	GET /api/url?url=U    URLReport (404 without an Analyzer)
-//	GET /api/host?host=H  HostReport (404 without an Analyzer)
+//	GET /api/url?url=U    URLReport (404 without an Analyzer; 401 without
+//	                      Config.AnalysisToken when it is set)
+//	GET /api/host?host=H  HostReport (likewise)
 //
-// The dashboard does no authentication. Serve it on a loopback or otherwise
-// protected address (frontierd serves it on its own listener, 127.0.0.1 by
-// default), or wrap the Handler in your own access control.
+// # Access
+//
+// The page, its snapshot and its event stream need no authentication (a
+// browser's EventSource cannot send an Authorization header). Serve the
+// dashboard on a loopback or otherwise protected address (frontierd serves
+// it on its own listener, 127.0.0.1 by default), or wrap the Handler in your
+// own access control.
+//
+// The analysis endpoints make the Analyzer work, frontierd's fetch robots.txt
+// for any URL asked about: with Config.AnalysisToken set they need
+// "Authorization: Bearer <token>" (401 otherwise), which the page asks for
+// and sends.
+//
+// Every request must name the dashboard in its Host header, and in its
+// Origin header when it has one, or it gets 403: the address it came in on
+// (on a loopback address also localhost, 127.0.0.1 or [::1], with the port),
+// or one of Config.AllowedHosts. A web page the operator visits therefore
+// cannot read a loopback dashboard by DNS rebinding, nor a cross-origin
+// request reach it. Reached under another name (a reverse proxy's, an SSH
+// tunnel on another local port), the dashboard needs that name in
+// AllowedHosts.
 package dashboard
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -73,6 +96,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crawlkit/crawlkit/internal/hostcheck"
 )
 
 // Snapshot is what the dashboard shows at one moment. Zero fields show as
@@ -99,25 +124,38 @@ type Snapshot struct {
 	BlockedHosts []BlockedHost `json:"blocked_hosts"`
 	// WorkerList describes the workers, when the source knows them.
 	WorkerList []Worker `json:"worker_list"`
-	// NotFetched, Deferred and LinksRejected count URLs given up without
-	// a fetch, URLs put back, and links not followed, by reason name
-	// (crawlkit.Reason), so that no number on the page goes unexplained.
-	NotFetched    map[string]int64 `json:"not_fetched,omitempty"`
-	Deferred      map[string]int64 `json:"deferred,omitempty"`
+
+	// NotFetched counts the URLs that were not fetched and will not be,
+	// by reason (a reason's name, such as "robots" or "out_of_scope", to
+	// the number of URLs), when the source reports reasons.
+	NotFetched map[string]int64 `json:"not_fetched,omitempty"`
+	// Deferred counts the URLs put back to be fetched later, by reason.
+	Deferred map[string]int64 `json:"deferred,omitempty"`
+	// LinksRejected counts the links that were not followed, by reason.
 	LinksRejected map[string]int64 `json:"links_rejected,omitempty"`
-	// Waiting says what the crawl waits for (crawlkit.WaitStats).
-	Waiting *Waiting `json:"waiting,omitempty"`
+	// Waiting says what the crawl is waiting for, when the source knows.
+	Waiting Waiting `json:"waiting,omitzero"`
 }
 
-// Waiting says what a crawl waits for. Its fields match crawlkit.WaitStats.
+// Waiting is what a crawl is waiting for at one moment.
 type Waiting struct {
-	InFlight          int64         `json:"in_flight"`
-	CrawlDelayHosts   int           `json:"crawl_delay_hosts"`
-	LongestCrawlDelay time.Duration `json:"longest_crawl_delay_ns"`
-	RobotsRetryHosts  int           `json:"robots_retry_hosts"`
-	NextRobotsRetry   time.Time     `json:"next_robots_retry,omitzero"`
-	RetryAfterHosts   int           `json:"retry_after_hosts"`
-	RetryAfterUntil   time.Time     `json:"retry_after_until,omitzero"`
+	// InFlight is the number of fetches under way.
+	InFlight int64 `json:"in_flight"`
+	// CrawlDelayHosts is the number of hosts with queued URLs that wait
+	// for their politeness delay (Crawl-delay or the crawler's own), the
+	// longest of which is LongestCrawlDelay.
+	CrawlDelayHosts   int           `json:"crawl_delay_hosts,omitempty"`
+	LongestCrawlDelay time.Duration `json:"longest_crawl_delay_ns,omitempty"`
+	// RobotsRetryHosts is the number of hosts waiting for their
+	// robots.txt to be fetched again (it was unreachable); the next
+	// attempt is at NextRobotsRetry.
+	RobotsRetryHosts int       `json:"robots_retry_hosts,omitempty"`
+	NextRobotsRetry  time.Time `json:"next_robots_retry,omitzero"`
+	// RetryAfterHosts is the number of hosts that asked the crawler to
+	// wait (429 or 503 with Retry-After); the last of them may be fetched
+	// again at RetryAfterUntil.
+	RetryAfterHosts int       `json:"retry_after_hosts,omitempty"`
+	RetryAfterUntil time.Time `json:"retry_after_until,omitzero"`
 }
 
 // URLCounts counts URLs by what happened to them. Its fields match
@@ -258,13 +296,25 @@ type Config struct {
 	// one that does not, a write waits for the client however long. Event
 	// streams are not subject to the http.Server's WriteTimeout.
 	WriteTimeout time.Duration
+	// AllowedHosts are further names requests may carry in their Host and
+	// Origin headers, besides the address they came in on (see Access in
+	// the package documentation): a host name or IP address, which
+	// matches with any port, or a host:port, which matches that port
+	// only; "*" turns the check off. An invalid entry is an error.
+	AllowedHosts []string
+	// AnalysisToken, if set, is the bearer token the URL and host
+	// analysis endpoints require.
+	AnalysisToken string
 }
 
 // Dashboard is the dashboard's state and its http.Handler. Create it with
 // New and stop it with Close.
 type Dashboard struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg   Config
+	mux   *http.ServeMux
+	hosts *hostcheck.Checker
+	// tokenSum is the SHA-256 of Config.AnalysisToken.
+	tokenSum [sha256.Size]byte
 
 	// sampling serializes SampleAt, so that the Source is called from one
 	// goroutine at a time and points join the chart in call order.
@@ -322,6 +372,10 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Title == "" {
 		cfg.Title = "crawlkit"
 	}
+	hosts, err := hostcheck.New(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: Config.AllowedHosts: %w", err)
+	}
 	step := cfg.Interval
 	if step < 0 {
 		step = time.Second
@@ -333,11 +387,13 @@ func New(cfg Config) (*Dashboard, error) {
 	every := (n + maxPoints - 1) / maxPoints
 	n = (n + every - 1) / every
 	d := &Dashboard{
-		cfg:    cfg,
-		every:  int(every),
-		points: ring{buf: make([]Point, n)},
-		subs:   map[*stream]struct{}{},
-		done:   make(chan struct{}),
+		cfg:      cfg,
+		hosts:    hosts,
+		tokenSum: sha256.Sum256([]byte(cfg.AnalysisToken)),
+		every:    int(every),
+		points:   ring{buf: make([]Point, n)},
+		subs:     map[*stream]struct{}{},
+		done:     make(chan struct{}),
 	}
 	d.routes()
 	if cfg.Interval > 0 {
@@ -465,6 +521,8 @@ type snapshotResponse struct {
 	Snapshot *Snapshot `json:"snapshot"`
 	History  []Point   `json:"history"`
 	WindowMS int64     `json:"window_ms"`
+	// AnalysisToken tells the page that analysis needs a token.
+	AnalysisToken bool `json:"analysis_token,omitempty"`
 }
 
 // ServeHTTP serves the page and its API.
@@ -473,7 +531,31 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// crawl data (URLs, host names) that a browser must never sniff
 	// into HTML.
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err := d.hosts.Check(r); err != nil {
+		writeError(w, http.StatusForbidden, "dashboard: "+err.Error())
+		return
+	}
 	d.mux.ServeHTTP(w, r)
+}
+
+// analysisAllowed reports whether r may use the analysis endpoints, and
+// answers 401 when it may not. The token is compared in constant time,
+// hashed first so that not even its length leaks.
+func (d *Dashboard) analysisAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if d.cfg.AnalysisToken == "" {
+		return true
+	}
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
+		got := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+		if subtle.ConstantTimeCompare(got[:], d.tokenSum[:]) == 1 {
+			return true
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="crawlkit dashboard"`)
+	writeError(w, http.StatusUnauthorized, "analysis needs the API token")
+	return false
 }
 
 func (d *Dashboard) routes() {
@@ -522,7 +604,8 @@ func (d *Dashboard) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if hist == nil {
 		hist = []Point{}
 	}
-	writeJSON(w, http.StatusOK, snapshotResponse{Snapshot: &s, History: hist, WindowMS: d.cfg.Window.Milliseconds()})
+	writeJSON(w, http.StatusOK, snapshotResponse{Snapshot: &s, History: hist, WindowMS: d.cfg.Window.Milliseconds(),
+		AnalysisToken: d.cfg.AnalysisToken != ""})
 }
 
 // serveEvents streams samples as Server-Sent Events (HTML Living Standard,
@@ -646,6 +729,9 @@ func (d *Dashboard) serveURL(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no URL analysis in this dashboard")
 		return
 	}
+	if !d.analysisAllowed(w, r) {
+		return
+	}
 	if u == "" {
 		writeError(w, http.StatusBadRequest, "missing url parameter")
 		return
@@ -662,6 +748,9 @@ func (d *Dashboard) serveHost(w http.ResponseWriter, r *http.Request) {
 	h := r.URL.Query().Get("host")
 	if d.cfg.Analyzer == nil {
 		writeError(w, http.StatusNotFound, "no host analysis in this dashboard")
+		return
+	}
+	if !d.analysisAllowed(w, r) {
 		return
 	}
 	if h == "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -113,7 +114,8 @@ func TestPageIsSelfContained(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []string{"tp-current", "urls-fetched", "chart", "bands", "errors", "top-hosts", "blocked-hosts", "workers", "url-form", "host-form"} {
+	for _, id := range []string{"tp-current", "urls-fetched", "chart", "bands", "errors", "top-hosts", "blocked-hosts", "workers", "url-form", "host-form",
+		"not-fetched", "deferred", "links-rejected", "waiting", "token-row", "token-input"} {
 		if !strings.Contains(page, `id="`+id+`"`) {
 			t.Errorf("page lacks #%s", id)
 		}
@@ -180,11 +182,17 @@ func TestEvents(t *testing.T) {
 }
 
 func TestSamplerGoroutineStopsOnClose(t *testing.T) {
-	src, n := counterSource()
-	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: time.Millisecond})
-	for n.Load() < 3 {
-		time.Sleep(time.Millisecond)
+	count, n := counterSource()
+	third := make(chan struct{})
+	src := func() dashboard.Snapshot {
+		s := count()
+		if s.URLs.Fetched == 3 {
+			close(third)
+		}
+		return s
 	}
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: time.Millisecond})
+	<-third // the sampler runs on its own
 	d.Close()
 	after := n.Load()
 	d.SampleAt(t0) // after Close: ignored
@@ -444,5 +452,138 @@ func TestTopHostsOldReport(t *testing.T) {
 	top := h.TopHosts(t0, 1)
 	if len(top) != 1 || top[0].Recent != 2 || top[0].Fetched != 3 {
 		t.Fatalf("top hosts %+v, want a.test with 2 recent of 3 fetched", top)
+	}
+}
+
+// get requests path from ts with the given Host and Origin ("" for the
+// server's own address and none).
+func getWith(t *testing.T, ts *httptest.Server, path, host, origin string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHostCheck: a request that does not name the dashboard's own address
+// (or localhost, on a loopback listener) or an allowed host in its Host and
+// Origin headers is refused, as a page that rebinds its own name to
+// 127.0.0.1 would send them.
+func TestHostCheck(t *testing.T) {
+	src, _ := counterSource()
+	d, err := dashboard.New(dashboard.Config{Source: src, Interval: -1, Analyzer: fakeAnalyzer{}, AllowedHosts: []string{"dash.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ts := httptest.NewServer(d)
+	defer ts.Close()
+	port := ts.Listener.Addr().(*net.TCPAddr).Port
+	self := ts.Listener.Addr().String()
+	for _, tc := range []struct {
+		path, host, origin string
+		want               int
+	}{
+		{"/api/snapshot", "", "", 200},
+		{"/", fmt.Sprintf("localhost:%d", port), "", 200},
+		{"/api/snapshot", fmt.Sprintf("[::1]:%d", port), "http://" + self, 200},
+		{"/api/snapshot", "dash.example", "https://dash.example", 200},
+		{"/", fmt.Sprintf("rebound.example:%d", port), "", 403},
+		{"/api/snapshot", fmt.Sprintf("rebound.example:%d", port), "", 403},
+		{"/api/events", fmt.Sprintf("rebound.example:%d", port), "", 403},
+		{"/api/url?url=http%3A%2F%2Fa.test%2F", fmt.Sprintf("rebound.example:%d", port), "", 403},
+		{"/api/snapshot", "", "http://evil.example", 403},
+		{"/api/snapshot", fmt.Sprintf("localhost:%d", port+1), "", 403},
+	} {
+		code, body := getWith(t, ts, tc.path, tc.host, tc.origin)
+		if code != tc.want {
+			t.Errorf("%s Host %q Origin %q: %d %s, want %d", tc.path, tc.host, tc.origin, code, body, tc.want)
+			continue
+		}
+		var e map[string]any
+		if code == 403 && (json.Unmarshal([]byte(body), &e) != nil || e["error"] == nil) {
+			t.Errorf("%s Host %q: 403 without a JSON error: %s", tc.path, tc.host, body)
+		}
+	}
+	if _, err := dashboard.New(dashboard.Config{Source: src, Interval: -1, AllowedHosts: []string{"http://x/"}}); err == nil || !strings.Contains(err.Error(), "AllowedHosts") {
+		t.Errorf("a URL in AllowedHosts: %v", err)
+	}
+}
+
+// TestAnalysisToken: with AnalysisToken the analysis endpoints, which make
+// the Analyzer work (fetch robots.txt), need the token; the numbers do not.
+func TestAnalysisToken(t *testing.T) {
+	src, _ := counterSource()
+	d, _ := dashboard.New(dashboard.Config{Source: src, Interval: -1, Analyzer: fakeAnalyzer{}, AnalysisToken: "s3cret"})
+	defer d.Close()
+	for _, tc := range []struct {
+		path, auth string
+		want       int
+	}{
+		{"/api/url?url=http%3A%2F%2Fa.test%2F", "", 401},
+		{"/api/url?url=http%3A%2F%2Fa.test%2F", "Bearer wrong", 401},
+		{"/api/url?url=http%3A%2F%2Fa.test%2F", "Basic czNjcmV0", 401},
+		{"/api/host?host=a.test", "", 401},
+		{"/api/url?url=http%3A%2F%2Fa.test%2F", "Bearer s3cret", 200},
+		{"/api/host?host=a.test", "bearer s3cret", 200},
+		{"/api/snapshot", "", 200},
+		{"/", "", 200},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", tc.path, nil)
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		d.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s %q: %d %s, want %d", tc.path, tc.auth, rec.Code, rec.Body, tc.want)
+		}
+		if rec.Code == 401 && (rec.Header().Get("WWW-Authenticate") == "" || !strings.Contains(rec.Body.String(), `"error"`)) {
+			t.Errorf("%s: 401 without WWW-Authenticate or a JSON error: %v %s", tc.path, rec.Header(), rec.Body)
+		}
+		if tc.path == "/api/snapshot" && !strings.Contains(rec.Body.String(), `"analysis_token":true`) {
+			t.Errorf("api/snapshot does not tell the page that analysis needs a token: %s", rec.Body)
+		}
+	}
+}
+
+// TestReasonsAndWaitingJSON: the reason counts and the waiting state reach
+// the page under their documented names, and are left out when unset.
+func TestReasonsAndWaitingJSON(t *testing.T) {
+	snap := dashboard.Snapshot{
+		NotFetched:    map[string]int64{"robots": 2},
+		Deferred:      map[string]int64{"crawl_delay": 3},
+		LinksRejected: map[string]int64{"out_of_scope": 4},
+		Waiting: dashboard.Waiting{InFlight: 1, CrawlDelayHosts: 2, LongestCrawlDelay: 1500 * time.Millisecond,
+			RobotsRetryHosts: 3, NextRobotsRetry: t0, RetryAfterHosts: 4, RetryAfterUntil: t0.Add(time.Hour)},
+	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"not_fetched":{"robots":2}`, `"deferred":{"crawl_delay":3}`, `"links_rejected":{"out_of_scope":4}`,
+		`"waiting":{"in_flight":1,"crawl_delay_hosts":2,"longest_crawl_delay_ns":1500000000,"robots_retry_hosts":3,"next_robots_retry":"2030-01-01T12:00:00Z","retry_after_hosts":4,"retry_after_until":"2030-01-01T13:00:00Z"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+	b, _ = json.Marshal(dashboard.Snapshot{})
+	for _, absent := range []string{"not_fetched", "deferred", "links_rejected", "waiting"} {
+		if strings.Contains(string(b), absent) {
+			t.Errorf("empty snapshot %s has %s", b, absent)
+		}
 	}
 }

@@ -16,9 +16,13 @@ import (
 // pageInput is what testdata/harness.js feeds the page.
 type pageInput struct {
 	Responses map[string]any `json:"responses"`
-	Events    []any          `json:"events,omitempty"`
-	URL       string         `json:"url,omitempty"`
-	Host      string         `json:"host,omitempty"`
+	// Statuses are the HTTP statuses of responses other than 200.
+	Statuses map[string]int `json:"statuses,omitempty"`
+	Events   []any          `json:"events,omitempty"`
+	URL      string         `json:"url,omitempty"`
+	Host     string         `json:"host,omitempty"`
+	// Token is typed into the API token field before the analyses.
+	Token string `json:"token,omitempty"`
 }
 
 // pageElement is what the page put in one element.
@@ -26,12 +30,22 @@ type pageElement struct {
 	Text string            `json:"text"`
 	HTML string            `json:"html"`
 	Data map[string]string `json:"data"`
+	// Hidden is the element's hidden property (true unless the page
+	// showed it).
+	Hidden bool `json:"hidden"`
+}
+
+// pageRequest is one request of the page.
+type pageRequest struct {
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
 }
 
 type pageResult struct {
 	Errors   []string               `json:"errors"`
 	Elements map[string]pageElement `json:"elements"`
 	Points   int                    `json:"points"`
+	Requests []pageRequest          `json:"requests"`
 }
 
 // runPage runs the served app.js in Node under testdata/harness.js, a
@@ -90,10 +104,13 @@ const hostile = `"'><img src=x onerror=alert(1)>`
 // rules and errors from the crawl reach the page as text, never as markup.
 func TestPageEscapesCrawlData(t *testing.T) {
 	snap := dashboard.Snapshot{
-		Time:         t0,
-		TopHosts:     []dashboard.HostActivity{{Host: hostile + "top", Fetched: 1}},
-		BlockedHosts: []dashboard.BlockedHost{{Host: hostile + "blocked", Reason: hostile + "reason", Until: t0}},
-		WorkerList:   []dashboard.Worker{{ID: hostile + "worker"}},
+		Time:          t0,
+		TopHosts:      []dashboard.HostActivity{{Host: hostile + "top", Fetched: 1}},
+		BlockedHosts:  []dashboard.BlockedHost{{Host: hostile + "blocked", Reason: hostile + "reason", Until: t0}},
+		WorkerList:    []dashboard.Worker{{ID: hostile + "worker"}},
+		NotFetched:    map[string]int64{hostile + "notfetched": 1},
+		Deferred:      map[string]int64{hostile + "deferred": 2},
+		LinksRejected: map[string]int64{hostile + "rejectedlink": 3},
 	}
 	ur := dashboard.URLReport{URL: hostile, Normalized: hostile + "norm", Host: hostile + "host", State: hostile + "state",
 		Fetches:    []dashboard.FetchRecord{{URL: hostile, Host: hostile, Time: t0, Category: hostile + "cat", Error: hostile + "err", ContentHash: hostile + "hash"}},
@@ -120,11 +137,14 @@ func TestPageEscapesCrawlData(t *testing.T) {
 		}
 	}
 	for id, want := range map[string]string{
-		"#top-hosts tbody":     "top",
-		"#blocked-hosts tbody": "reason",
-		"#workers tbody":       "worker",
-		"url-result":           "trap",
-		"host-result":          "path",
+		"#top-hosts tbody":      "top",
+		"#blocked-hosts tbody":  "reason",
+		"#workers tbody":        "worker",
+		"#not-fetched tbody":    "notfetched",
+		"#deferred tbody":       "deferred",
+		"#links-rejected tbody": "rejectedlink",
+		"url-result":            "trap",
+		"host-result":           "path",
 	} {
 		if html := res.Elements[id].HTML; !strings.Contains(html, "&lt;img src=x onerror=alert(1)&gt;"+want) {
 			t.Errorf("%q does not show the escaped %s: %s", id, want, html)
@@ -145,6 +165,10 @@ func TestPageMissingFields(t *testing.T) {
 			map[string]any{"snapshot": map[string]any{}},
 			map[string]any{"snapshot": map[string]any{"top_hosts": []any{map[string]any{}}, "worker_list": []any{map[string]any{}}}},
 			map[string]any{},
+			// Reasons and waiting of the wrong types.
+			map[string]any{"snapshot": map[string]any{"not_fetched": []any{1}, "deferred": "x", "links_rejected": map[string]any{"a": "b", "c": nil},
+				"waiting": map[string]any{"in_flight": "x", "next_robots_retry": 5, "robots_retry_hosts": 1, "retry_after_hosts": 2, "retry_after_until": nil}}},
+			map[string]any{"snapshot": map[string]any{"waiting": "x"}},
 		},
 		URL:  "http://a.test/",
 		Host: "a.test",
@@ -152,7 +176,7 @@ func TestPageMissingFields(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Fatalf("page errors: %v", res.Errors)
 	}
-	for id, want := range map[string]string{"tp-current": "–", "urls-fetched": "–", "workers-active": "–"} {
+	for id, want := range map[string]string{"tp-current": "–", "urls-fetched": "–", "workers-active": "–", "waiting": "–"} {
 		if got := res.Elements[id].Text; got != want {
 			t.Errorf("#%s shows %q, want %q", id, got, want)
 		}
@@ -161,6 +185,95 @@ func TestPageMissingFields(t *testing.T) {
 		if html := res.Elements[id].HTML; strings.Contains(html, `class="error"`) || !strings.Contains(html, "<dl>") {
 			t.Errorf("#%s: %s", id, html)
 		}
+	}
+	for _, id := range []string{"#not-fetched tbody", "#deferred tbody", "#links-rejected tbody"} {
+		if html := res.Elements[id].HTML; !strings.Contains(html, "none reported") {
+			t.Errorf("%q: %s", id, html)
+		}
+	}
+}
+
+// TestPageReasons: the reasons URLs were not fetched show most frequent
+// first, without the zero counts, and the waiting line says what the crawl
+// waits for.
+func TestPageReasons(t *testing.T) {
+	snap := dashboard.Snapshot{
+		Time:       t0,
+		NotFetched: map[string]int64{"robots": 5, "out_of_scope": 12, "trap": 5, "none": 0},
+		Deferred:   map[string]int64{"crawl_delay": 7},
+		Waiting: dashboard.Waiting{InFlight: 3, CrawlDelayHosts: 2, LongestCrawlDelay: 10 * time.Second,
+			RobotsRetryHosts: 1, NextRobotsRetry: t0.Add(time.Minute), RetryAfterHosts: 4, RetryAfterUntil: t0.Add(time.Hour)},
+	}
+	res := runPage(t, pageInput{Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": snap}}})
+	if len(res.Errors) > 0 {
+		t.Fatalf("page errors: %v", res.Errors)
+	}
+	html := res.Elements["#not-fetched tbody"].HTML
+	order := []int{strings.Index(html, ">out_of_scope<"), strings.Index(html, ">robots<"), strings.Index(html, ">trap<")}
+	if order[0] < 0 || order[0] > order[1] || order[1] > order[2] || strings.Contains(html, ">none<") || !strings.Contains(html, ">12<") {
+		t.Errorf("not fetched, want out_of_scope 12, robots 5, trap 5 and no zero count: %s", html)
+	}
+	if html := res.Elements["#deferred tbody"].HTML; !strings.Contains(html, ">crawl_delay<") || !strings.Contains(html, ">7<") {
+		t.Errorf("deferred: %s", html)
+	}
+	if html := res.Elements["#links-rejected tbody"].HTML; !strings.Contains(html, "none reported") {
+		t.Errorf("links rejected: %s", html)
+	}
+	w := res.Elements["waiting"].Text
+	for _, want := range []string{"3 fetches in flight", "politeness delay of 2 hosts (longest 10 s)", "robots.txt of 1 host, next try ", "Retry-After of 4 hosts, until "} {
+		if !strings.Contains(w, want) {
+			t.Errorf("waiting line %q lacks %q", w, want)
+		}
+	}
+
+	// A source that reports waiting for nothing says so.
+	res = runPage(t, pageInput{Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": map[string]any{"waiting": map[string]any{"in_flight": 0}}}}})
+	if w := res.Elements["waiting"].Text; w != "nothing" || len(res.Errors) > 0 {
+		t.Errorf("idle waiting line %q, errors %v", w, res.Errors)
+	}
+}
+
+// TestPageAnalysisToken: a dashboard whose analysis needs the API token
+// shows the token field, sends the token with the analysis requests only,
+// and says so when it is missing.
+func TestPageAnalysisToken(t *testing.T) {
+	in := pageInput{
+		Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": map[string]any{}, "analysis_token": true},
+			"api/url": map[string]any{"error": "analysis needs the API token"}, "api/host": map[string]any{}},
+		Statuses: map[string]int{"api/url": 401},
+		URL:      "http://a.test/",
+		Host:     "a.test",
+	}
+	res := runPage(t, in)
+	if len(res.Errors) > 0 {
+		t.Fatalf("page errors: %v", res.Errors)
+	}
+	if res.Elements["token-row"].Hidden {
+		t.Error("the token field is hidden")
+	}
+	if html := res.Elements["url-result"].HTML; !strings.Contains(html, "enter the API token") {
+		t.Errorf("url-result without a token: %s", html)
+	}
+	in.Token = " s3cret "
+	res = runPage(t, in)
+	if html := res.Elements["url-result"].HTML; !strings.Contains(html, "the API token was refused") {
+		t.Errorf("url-result with a refused token: %s", html)
+	}
+	for _, r := range res.Requests {
+		auth := r.Headers["Authorization"]
+		analysis := strings.HasPrefix(r.Path, "api/url") || strings.HasPrefix(r.Path, "api/host")
+		if analysis && auth != "Bearer s3cret" || !analysis && auth != "" {
+			t.Errorf("%s sent Authorization %q", r.Path, auth)
+		}
+	}
+	if len(res.Requests) < 3 {
+		t.Errorf("requests %+v", res.Requests)
+	}
+
+	// Without the flag the field stays hidden.
+	res = runPage(t, pageInput{Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": map[string]any{}}}})
+	if el, ok := res.Elements["token-row"]; ok && !el.Hidden {
+		t.Error("the token field shows on a dashboard that needs no token")
 	}
 }
 

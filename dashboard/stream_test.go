@@ -49,10 +49,19 @@ func TestSampleAtConcurrentWithSampler(t *testing.T) {
 
 // trackingListener sets small socket buffers on the connections it accepts,
 // so that a client that does not read blocks the server's writes after a
-// few kilobytes, and counts the bytes the server began to write and wrote.
+// few kilobytes, and counts the bytes the server began to write and wrote,
+// signalling progress after each write.
 type trackingListener struct {
 	net.Listener
 	started, written atomic.Int64
+	progress         chan struct{} // capacity 1
+}
+
+func (l *trackingListener) signal() {
+	select {
+	case l.progress <- struct{}{}:
+	default:
+	}
 }
 
 func (l *trackingListener) Accept() (net.Conn, error) {
@@ -73,25 +82,44 @@ type trackingConn struct {
 
 func (c *trackingConn) Write(p []byte) (int, error) {
 	c.l.started.Add(int64(len(p)))
+	c.l.signal()
 	n, err := c.Conn.Write(p)
 	c.l.written.Add(int64(n))
+	c.l.signal()
 	return n, err
 }
 
-// stalledStream starts a server for d whose handler reports its return on
-// the returned channel, opens an event stream over raw TCP that is never
-// read, and waits until the server has begun to write a sample far larger
-// than the socket buffers: the handler is then stuck in that write.
-func stalledStream(t *testing.T, d *dashboard.Dashboard) <-chan struct{} {
+// stalled is an event stream that its client does not read.
+type stalled struct {
+	// returned is closed when the stream's handler returns.
+	returned chan struct{}
+	// conn is the client's end.
+	conn net.Conn
+}
+
+// stalledStream starts a server for d whose handler reports its return by
+// closing stalled.returned, opens an event stream over raw TCP that is never
+// read, takes a sample far larger than the socket buffers, and waits until
+// the server has begun to write it (the handler is then stuck in that write)
+// or, when ended is set, until the handler has returned: with a short
+// WriteTimeout on a loaded machine the deadline may pass before the sample
+// reaches the socket, and the write fails at once.
+func stalledStream(t *testing.T, d *dashboard.Dashboard, ended bool) stalled {
 	t.Helper()
-	returned := make(chan struct{}, 1)
+	st := stalled{returned: make(chan struct{})}
+	progress := make(chan struct{}, 1)
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.ServeHTTP(w, r)
 		if r.URL.Path == "/api/events" {
-			returned <- struct{}{}
+			close(st.returned)
+			// The return is progress too: waitFor looks again.
+			select {
+			case progress <- struct{}{}:
+			default:
+			}
 		}
 	}))
-	tl := &trackingListener{Listener: ts.Listener}
+	tl := &trackingListener{Listener: ts.Listener, progress: progress}
 	ts.Listener = tl
 	ts.Start()
 	t.Cleanup(ts.Close)
@@ -106,15 +134,29 @@ func stalledStream(t *testing.T, d *dashboard.Dashboard) <-chan struct{} {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(8 << 10)
 	}
-	if _, err := io.WriteString(c, "GET /api/events HTTP/1.1\r\nHost: dashboard\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /api/events HTTP/1.1\r\nHost: "+ts.Listener.Addr().String()+"\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
+	// endedEarly reports whether the handler returned, which is what
+	// the caller waits for when ended is set.
+	endedEarly := func() bool {
+		if !ended {
+			return false
+		}
+		select {
+		case <-st.returned:
+			return true
+		default:
+			return false
+		}
+	}
 	// The stream's opening comment is written after the subscription.
-	waitFor(t, "stream open", func() bool { return tl.written.Load() > 0 })
+	waitFor(t, "stream open", tl.progress, func() bool { return tl.written.Load() > 0 || endedEarly() })
 	before := tl.started.Load()
 	d.SampleAt(t0)
-	waitFor(t, "large sample written", func() bool { return tl.started.Load()-before >= hugeHost })
-	return returned
+	waitFor(t, "large sample written", tl.progress, func() bool { return tl.started.Load()-before >= hugeHost || endedEarly() })
+	st.conn = c
+	return st
 }
 
 // hugeHost is the size of the host name in a stalled stream's sample: far
@@ -125,16 +167,22 @@ func hugeSource() dashboard.Snapshot {
 	return dashboard.Snapshot{TopHosts: []dashboard.HostActivity{{Host: strings.Repeat("h", hugeHost)}}}
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// patience bounds every wait of these tests: far more than anything takes
+// on a loaded machine, it only keeps a broken test from hanging.
+const patience = 2 * time.Minute
+
+// waitFor checks cond each time progress signals, until it holds, failing
+// the test after a generous deadline.
+func waitFor(t *testing.T, what string, progress <-chan struct{}, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-progress:
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -143,7 +191,7 @@ func waitReturn(t *testing.T, returned <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-returned:
-	case <-time.After(30 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("event stream handler still running %s", what)
 	}
 }
@@ -157,9 +205,9 @@ func TestCloseEndsStalledStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	returned := stalledStream(t, d)
+	st := stalledStream(t, d, false)
 	d.Close()
-	waitReturn(t, returned, "after Close")
+	waitReturn(t, st.returned, "after Close")
 }
 
 // TestStalledStreamTimesOut: a client that stops reading is dropped after
@@ -170,8 +218,31 @@ func TestStalledStreamTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	returned := stalledStream(t, d)
-	waitReturn(t, returned, "past its write timeout")
+	st := stalledStream(t, d, true)
+	waitReturn(t, st.returned, "past its write timeout")
+	// The client was dropped: its connection ends (closed or reset)
+	// without the sample.
+	_ = st.conn.SetReadDeadline(time.Now().Add(patience))
+	n, err := io.Copy(io.Discard, st.conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the connection stayed open after %d bytes", n)
+	}
+	if n >= hugeHost {
+		t.Fatalf("the client received %d bytes, the whole sample", n)
+	}
+}
+
+// TestStalledStreamTimesOutAtOnce: a write timeout that passes before a
+// write reaches the socket, as 100 ms can on a loaded machine, ends the
+// stream as well, and stalledStream's waits cope with it.
+func TestStalledStreamTimesOutAtOnce(t *testing.T) {
+	d, err := dashboard.New(dashboard.Config{Source: hugeSource, Interval: -1, WriteTimeout: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	st := stalledStream(t, d, true)
+	waitReturn(t, st.returned, "past its write timeout")
 }
 
 func TestNegativeWriteTimeout(t *testing.T) {

@@ -17,7 +17,7 @@
   const fmtSpan = (ms) => ms === HOUR ? "hour" : ms % HOUR === 0 ? `${ms / HOUR} hours` :
     ms % 60000 === 0 ? `${ms / 60000} minutes` : `${Math.round(ms / 1000)} seconds`;
   const fmtTime = (t) => {
-    if (!t || t.startsWith("0001-")) return "–";
+    if (typeof t !== "string" || !t || t.startsWith("0001-")) return "–";
     const d = new Date(t);
     const time = d.toLocaleTimeString("en-GB");
     // The date in the same (local) time zone as the time.
@@ -25,6 +25,13 @@
     return d.toDateString() === new Date().toDateString() ? time : day + " " + time;
   };
   const esc = (s) => (s === undefined || s === null) ? "–" : String(s).replace(/[&<>"']/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
+
+  // fmtDur formats a duration given in milliseconds.
+  const fmtDur = (ms) => !Number.isFinite(ms) ? "–" : ms < 1000 ? `${Math.round(ms)} ms` :
+    ms < 60000 ? `${+(ms / 1000).toFixed(1)} s` : ms < 2 * HOUR ? `${+(ms / 60000).toFixed(1)} min` : `${+(ms / HOUR).toFixed(1)} h`;
+  const plural = (n, one, many) => `${fmt(n)} ${Number(n) === 1 ? one : many}`;
+  // count reads a count that may be missing or of the wrong type as 0.
+  const count = (n) => Number.isFinite(n) && n > 0 ? n : 0;
 
   function setText(id, v) { const el = $(id); if (el) el.textContent = v; }
 
@@ -86,9 +93,45 @@
     rows("#blocked-hosts tbody", s.blocked_hosts, (h) =>
       `<tr><td><a href="#" data-host="${esc(h.host)}">${esc(h.host)}</a></td><td>${esc(h.reason)}</td><td>${fmtTime(h.until)}</td></tr>`,
       "none");
+    reasons("#not-fetched tbody", s.not_fetched);
+    reasons("#deferred tbody", s.deferred);
+    reasons("#links-rejected tbody", s.links_rejected);
+    setText("waiting", waitingText(s.waiting));
     rows("#workers tbody", s.worker_list, (w) =>
       `<tr><td>${esc(w.id)}${w.active ? "" : ' <span class="muted">(idle)</span>'}</td><td class="num">${fmt(w.leased)}</td><td class="num">${fmt(w.fetched)}</td><td>${fmtTime(w.last_seen)}</td></tr>`,
       "no workers seen");
+  }
+
+  // reasons fills a table of reason counts (an object of reason name to
+  // count), the most frequent first.
+  function reasons(sel, m) {
+    const list = m && typeof m === "object" && !Array.isArray(m) ?
+      Object.entries(m).filter(([, n]) => count(n) > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : [];
+    const top = Math.max(1, ...list.map(([, n]) => n));
+    rows(sel, list, ([k, n]) =>
+      `<tr data-reason="${esc(k)}"><td>${esc(k)}</td><td class="num">${fmt(n)}</td><td style="width:40%"><div class="bar" style="background:#e0a040;width:${(100 * n / top).toFixed(1)}%"></div></td></tr>`,
+      "none reported");
+  }
+
+  // waitingText says what the crawl waits for, or "–" when the source
+  // does not say.
+  function waitingText(w) {
+    if (!w || typeof w !== "object") return "–";
+    const parts = [];
+    if (count(w.in_flight)) parts.push(plural(w.in_flight, "fetch", "fetches") + " in flight");
+    if (count(w.crawl_delay_hosts)) {
+      parts.push(`politeness delay of ${plural(w.crawl_delay_hosts, "host", "hosts")}` +
+        (count(w.longest_crawl_delay_ns) ? ` (longest ${fmtDur(w.longest_crawl_delay_ns / 1e6)})` : ""));
+    }
+    if (count(w.robots_retry_hosts)) {
+      const next = fmtTime(w.next_robots_retry);
+      parts.push(`robots.txt of ${plural(w.robots_retry_hosts, "host", "hosts")}` + (next !== "–" ? `, next try ${next}` : ""));
+    }
+    if (count(w.retry_after_hosts)) {
+      const until = fmtTime(w.retry_after_until);
+      parts.push(`Retry-After of ${plural(w.retry_after_hosts, "host", "hosts")}` + (until !== "–" ? `, until ${until}` : ""));
+    }
+    return parts.length ? parts.join(" · ") : "nothing";
   }
 
   function addPoint(p) {
@@ -162,9 +205,18 @@
     return "<dl>" + pairs.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("") + "</dl>";
   }
 
-  async function getJSON(path) {
-    const r = await fetch(path, { headers: { "Accept": "application/json" } });
+  // getJSON fetches path; analysis requests carry the API token when the
+  // operator typed one.
+  async function getJSON(path, auth) {
+    const headers = { "Accept": "application/json" };
+    const tok = auth ? String($("token-input").value || "").trim() : "";
+    if (tok) headers["Authorization"] = "Bearer " + tok;
+    const r = await fetch(path, { headers });
     const body = await r.json().catch(() => ({}));
+    if (r.status === 401 && auth) {
+      $("token-row").hidden = false;
+      throw new Error(tok ? "the API token was refused" : "enter the API token above to analyze");
+    }
     if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
     return body;
   }
@@ -173,7 +225,7 @@
     const out = $("url-result");
     out.textContent = "…";
     try {
-      const r = await getJSON("api/url?url=" + encodeURIComponent(u));
+      const r = await getJSON("api/url?url=" + encodeURIComponent(u), true);
       const rb = r.robots;
       const robots = rb ? (rb.error ? `<span class="error">${esc(rb.error)}</span>` :
         `<span class="${rb.allowed ? "allowed" : "disallowed"}">${rb.allowed ? "allowed" : "disallowed"}</span> (${esc(rb.reason)}${rb.rule ? ": " + esc(rb.rule) : ""})`) : "–";
@@ -189,7 +241,7 @@
     const out = $("host-result");
     out.textContent = "…";
     try {
-      const r = await getJSON("api/host?host=" + encodeURIComponent(h));
+      const r = await getJSON("api/host?host=" + encodeURIComponent(h), true);
       const rb = r.robots;
       const robots = rb ? `${esc(rb.source)}${rb.status ? " (HTTP " + fmt(rb.status) + ")" : ""}${rb.error ? ' <span class="error">' + esc(rb.error) + "</span>" : ""}, expires ${fmtTime(rb.expires)}` : "not fetched";
       const paths = rb && rb.blocked_paths && rb.blocked_paths.length ? rb.blocked_paths.map(esc).join("<br>") : "none";
@@ -215,6 +267,7 @@
     try {
       const r = await getJSON("api/snapshot");
       if (r.window_ms > 0) state.window = r.window_ms;
+      if (r.analysis_token) $("token-row").hidden = false;
       setText("chart-window", fmtSpan(state.window));
       state.points = []; // a restart reloads the whole history
       (r.history || []).forEach(addPoint);

@@ -19,9 +19,19 @@
 // CRAWLKIT_TOKEN environment variable; frontierd refuses to start without
 // one. Prefer the file or the environment: a flag shows in the process list.
 //
-// The dashboard has no authentication of its own (a browser's EventSource
-// cannot send an Authorization header), so it listens on 127.0.0.1 unless
-// told otherwise; reach it through an SSH tunnel or an authenticating proxy.
+// The dashboard's numbers need no token (a browser's EventSource cannot send
+// an Authorization header), so it listens on 127.0.0.1 unless told
+// otherwise; reach it through an SSH tunnel or an authenticating proxy. Its
+// URL and host analysis, which makes the service fetch robots.txt, needs
+// the API token, which the page asks for.
+//
+// Both listeners answer only requests whose Host (and Origin, when there is
+// one) names the address they came in on, localhost with the port on a
+// loopback address, or a name given with -allowed-host; others get 403, so
+// that no web page can reach them by DNS rebinding. Workers that reach the
+// API by a name, and a tunnel or proxy that forwards to the dashboard under
+// another host or port, need -allowed-host (name for any port, name:port
+// for one).
 //
 // robots.txt files are fetched by the service itself, over a client that
 // refuses loopback, private, link-local and other non-public addresses at
@@ -54,6 +64,7 @@ import (
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/frontier/httpapi"
+	"github.com/crawlkit/crawlkit/internal/hostcheck"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/storage/pebble"
 	"github.com/crawlkit/crawlkit/trap"
@@ -70,6 +81,19 @@ func main() {
 
 // prefixList is a repeatable netip.Prefix flag.
 type prefixList []netip.Prefix
+
+// hostList is a repeatable flag of allowed Host names.
+type hostList []string
+
+func (l *hostList) String() string { return strings.Join(*l, ",") }
+
+func (l *hostList) Set(v string) error {
+	if _, err := hostcheck.New([]string{v}); err != nil {
+		return err
+	}
+	*l = append(*l, v)
+	return nil
+}
 
 func (p *prefixList) String() string {
 	s := make([]string, len(*p))
@@ -110,6 +134,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	resolve := fs.Bool("resolve", false, "resolve hosts and report their address with each lease")
 	var allow prefixList
 	fs.Var(&allow, "allow", "address range robots.txt fetches may reach despite being non-public (repeatable)")
+	var hosts hostList
+	fs.Var(&hosts, "allowed-host", `further name clients may use in the Host header of the API and dashboard: name (any port) or name:port (repeatable; "*" for any)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -146,6 +172,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Agent:        *agent,
 		MaxBodyBytes: *maxBody,
 		Logger:       log,
+		AllowedHosts: hosts,
 	}
 	if *delay == 0 {
 		cfg.Delay = -1
@@ -194,7 +221,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	var dash *dashboard.Dashboard
 	if *dashAddr != "" {
-		dash, err = dashboard.New(dashboard.Config{Source: svc.Snapshot, Analyzer: svc, Title: "frontierd"})
+		dash, err = dashboard.New(dashboard.Config{Source: svc.Snapshot, Analyzer: svc, Title: "frontierd",
+			AnalysisToken: tok, AllowedHosts: hosts})
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,8 @@ func TestRun(t *testing.T) {
 		return ""
 	}
 	go func() {
-		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-dashboard", "127.0.0.1:0", "-data", filepath.Join(dir, "db"), "-no-robots"},
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-dashboard", "127.0.0.1:0", "-data", filepath.Join(dir, "db"), "-no-robots",
+			"-allowed-host", "frontier.test"},
 			env, pw, io.Discard)
 		pw.Close()
 		done <- err
@@ -54,13 +55,47 @@ func TestRun(t *testing.T) {
 	if _, err := httpapi.NewClient(api, "other", nil).Stats(ctx); err == nil {
 		t.Fatal("a wrong token was accepted")
 	}
-	r, err := http.Get(dash + "api/snapshot")
-	if err != nil {
-		t.Fatal(err)
+	// A bad priority rejects its entry, not the batch.
+	resp, err = c.Submit(ctx, httpapi.SubmitRequest{URLs: []httpapi.SubmitURL{{URL: "https://example.org/"}, {URL: "https://example.net/", Priority: -3}}})
+	if err != nil || resp.Accepted != 1 || resp.Rejected != 1 || !strings.HasPrefix(resp.Results[1].Reason, "invalid_priority") {
+		t.Fatalf("submit with a negative priority: %v %+v", err, resp)
 	}
-	r.Body.Close()
-	if r.StatusCode != 200 {
-		t.Fatalf("dashboard snapshot: %d", r.StatusCode)
+	status := func(url, host, auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		if host != "" {
+			req.Host = host
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	for _, tc := range []struct {
+		url, host, auth string
+		want            int
+	}{
+		{dash + "api/snapshot", "", "", 200},
+		// Analysis makes the service work: it needs the token.
+		{dash + "api/url?url=https%3A%2F%2Fexample.com%2F", "", "", 401},
+		{dash + "api/host?host=example.com", "", "other", 401},
+		{dash + "api/url?url=https%3A%2F%2Fexample.com%2F", "", "env-token", 200},
+		// DNS rebinding: a foreign name is refused on both listeners;
+		// -allowed-host names are not.
+		{dash + "api/snapshot", "rebound.example", "", 403},
+		{dash, "rebound.example", "", 403},
+		{api + "/api/v1/stats", "rebound.example", "env-token", 403},
+		{api + "/api/v1/stats", "frontier.test", "env-token", 200},
+		{dash + "api/snapshot", "frontier.test", "", 200},
+	} {
+		if got := status(tc.url, tc.host, tc.auth); got != tc.want {
+			t.Errorf("GET %s Host %q token %q: %d, want %d", tc.url, tc.host, tc.auth, got, tc.want)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -127,6 +162,7 @@ func TestRunBadFlags(t *testing.T) {
 		{"-lease-ttl", "-1s"},
 		{"-max-body", "0"},
 		{"-max-body", "-5"},
+		{"-allowed-host", "http://x/"},
 	} {
 		data := filepath.Join(t.TempDir(), "db")
 		err := run(context.Background(), append(args, "-data", data, "-addr", "127.0.0.1:0", "-dashboard", ""),

@@ -39,7 +39,19 @@
 //
 // Client mistakes are 4xx; 503 means the service is shutting down
 // (unavailable) or its store refused a write (store_failed), and the request
-// may be repeated.
+// may be repeated. A mistake in one URL of a submission (a negative
+// priority, say) rejects that URL only, in its entry of the 202 answer.
+//
+// # Host check
+//
+// Every request must name the service in its Host header, and in its Origin
+// header when it has one, or it gets 403 forbidden_host before its token is
+// looked at: the address it came in on (on a loopback address also
+// localhost, 127.0.0.1 or [::1], with the port), or one of
+// Config.AllowedHosts. A web page that a person on the machine visits
+// therefore cannot reach a loopback service by DNS rebinding. Workers that
+// reach the service by a name (crawler.internal:8080) or through a proxy
+// need that name in Config.AllowedHosts.
 //
 // Each endpoint accepts the one method shown below; another method gets 405
 // method_not_allowed with an Allow header. GET /api/v1/stats also answers
@@ -150,7 +162,9 @@
 //
 // A result for a URL that is not in the lease, or whose lease expired, is
 // skipped ("outcome":"skipped" with "error" not_in_lease, lease_expired or
-// already_settled); an unknown lease_id answers 404 unknown_lease.
+// already_settled: a second result for a URL of the lease, in the same
+// request or a later one, is already_settled); an unknown lease_id answers
+// 404 unknown_lease, and so does a lease_id all of whose URLs were settled.
 //
 // # GET /api/v1/stats
 //

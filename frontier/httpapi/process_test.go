@@ -137,12 +137,19 @@ func TestKilledServiceLosesNothing(t *testing.T) {
 	)
 	const clients, batches, perBatch = 4, 40, 25
 	killAfter := make(chan struct{})
+	// killed holds back each client's last batch until the kill was sent,
+	// so that however fast the service runs (or slowly the test, on a
+	// loaded machine), not every batch is acknowledged first.
+	killed := make(chan struct{})
 	var once sync.Once
 	for ci := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for b := range batches {
+				if b == batches-1 {
+					<-killed
+				}
 				req := httpapi.SubmitRequest{}
 				for i := range perBatch {
 					req.URLs = append(req.URLs, httpapi.SubmitURL{URL: fmt.Sprintf("http://h%d.test/c%d/b%d/%d", i%7, ci, b, i)})
@@ -166,7 +173,9 @@ func TestKilledServiceLosesNothing(t *testing.T) {
 		}()
 	}
 	<-killAfter
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	err = cmd.Process.Signal(syscall.SIGKILL)
+	close(killed)
+	if err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

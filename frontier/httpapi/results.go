@@ -20,6 +20,13 @@ const (
 	maxRetryAfter  = 30 * 24 * time.Hour
 )
 
+// Why a result was skipped (ResultStatus.Error).
+const (
+	skipNotInLease     = "not_in_lease"
+	skipLeaseExpired   = "lease_expired"
+	skipAlreadySettled = "already_settled"
+)
+
 // Errors of Settle, matchable with errors.Is.
 var (
 	// ErrUnknownLease: the lease ID was never issued, or all of its URLs
@@ -195,8 +202,17 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 	}
 	worker := b.worker
 	leases := make([]*frontier.Lease, len(req.Results))
+	// skips says why a result with no lease is skipped: its URL was
+	// handed out under the ID and settled or expired since, or not.
+	skips := make([]string, len(req.Results))
 	for i, r := range req.Results {
 		leases[i] = b.items[r.URL]
+		if leases[i] == nil {
+			skips[i] = skipNotInLease
+			if why, ok := b.ended[s.recent.urlKey(r.URL)]; ok {
+				skips[i] = why
+			}
+		}
 	}
 	hosts := s.hostsOf(b.hosts, req.Results)
 	s.mu.Unlock()
@@ -212,7 +228,7 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 		st.URL = r.URL
 		l := leases[i]
 		if l == nil {
-			st.Outcome, st.Error = OutcomeSkipped, "not_in_lease"
+			st.Outcome, st.Error = OutcomeSkipped, skips[i]
 			continue
 		}
 		o, category := classify(r, sims[i])
@@ -220,11 +236,11 @@ func (s *Server) Settle(req ResultsRequest) (ResultsResponse, error) {
 		switch {
 		case err == nil:
 		case errors.Is(err, frontier.ErrLeaseExpired):
-			st.Outcome, st.Error = OutcomeSkipped, "lease_expired"
+			st.Outcome, st.Error = OutcomeSkipped, skipLeaseExpired
 			s.forget(req.LeaseID, l, false, now)
 			continue
 		case errors.Is(err, frontier.ErrLeaseSettled):
-			st.Outcome, st.Error = OutcomeSkipped, "already_settled"
+			st.Outcome, st.Error = OutcomeSkipped, skipAlreadySettled
 			continue
 		default:
 			firstErr = err
@@ -289,6 +305,15 @@ func (s *Server) forget(id string, l *frontier.Lease, settled bool, now time.Tim
 	present := b != nil && b.items[l.URL] == l
 	if present {
 		delete(b.items, l.URL)
+		if k := s.recent.urlKey(l.URL); b.hosts[k] != "" {
+			if b.ended == nil {
+				b.ended = map[uint64]string{}
+			}
+			b.ended[k] = skipLeaseExpired
+			if settled {
+				b.ended[k] = skipAlreadySettled
+			}
+		}
 		if len(b.items) == 0 {
 			delete(s.batches, id)
 			end := b.expires

@@ -20,6 +20,7 @@ import (
 	"github.com/crawlkit/crawlkit/bloom"
 	"github.com/crawlkit/crawlkit/dashboard"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/internal/hostcheck"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
@@ -105,6 +106,12 @@ type Config struct {
 	// Logger receives errors the service cannot report to a client (a
 	// failed seen-set write after a successful enqueue). Nil discards.
 	Logger *slog.Logger
+	// AllowedHosts are further names requests may carry in their Host and
+	// Origin headers, besides the address they came in on (see Host
+	// check in the package documentation): a host name or IP address,
+	// which matches with any port, or a host:port, which matches that
+	// port only; "*" turns the check off. An invalid entry is an error.
+	AllowedHosts []string
 }
 
 // Server is the frontier service: an http.Handler serving the API over one
@@ -118,6 +125,7 @@ type Server struct {
 	bands    int
 	polite   *delayPoliteness // nil with a caller's Politeness
 	hist     *dashboard.History
+	hosts    *hostcheck.Checker
 	tokenSum [sha256.Size]byte
 	started  time.Time
 	stats    *counters
@@ -141,6 +149,9 @@ type batch struct {
 	// hosts holds the host of every URL handed out under the ID, by
 	// recentLeases.urlKey; never changed once the batch is registered.
 	hosts map[uint64]string
+	// ended says, by recentLeases.urlKey, why a URL handed out under the
+	// ID is no longer in items: skipAlreadySettled or skipLeaseExpired.
+	ended map[uint64]string
 	ttl   time.Duration // the lease duration
 }
 
@@ -177,11 +188,16 @@ func New(cfg Config) (*Server, error) {
 	if !robots.ValidProductToken(cfg.Agent) {
 		return nil, fmt.Errorf("%w: Agent %q is not a valid robots.txt product token", ErrConfig, cfg.Agent)
 	}
+	hosts, err := hostcheck.New(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: AllowedHosts: %v", ErrConfig, err)
+	}
 	s := &Server{
 		cfg:      cfg,
 		seen:     cfg.Seen,
 		norm:     cfg.Normalize,
 		hist:     cfg.History,
+		hosts:    hosts,
 		tokenSum: sha256.Sum256([]byte(cfg.Token)),
 		started:  cfg.Now(),
 		wake:     make(chan struct{}),
@@ -296,8 +312,13 @@ func (s *Server) notify() {
 	s.mu.Unlock()
 }
 
-// ServeHTTP authenticates the request and serves the API.
+// ServeHTTP checks the request's Host and Origin, authenticates it and
+// serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := s.hosts.Check(r); err != nil {
+		writeError(w, http.StatusForbidden, CodeForbiddenHost, "httpapi: "+err.Error())
+		return
+	}
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="crawlkit"`)
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid bearer token")

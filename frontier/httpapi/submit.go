@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -22,9 +23,13 @@ type meta struct {
 
 // Field limits of a submission.
 const (
-	maxCrawlID   = 256
-	maxDepth     = 1 << 16
-	seenParallel = 16 // concurrent seen-set writes per submission
+	maxCrawlID = 256
+	maxDepth   = 1 << 16
+	// maxEntryBytes is the frontier's bound on a URL and on its
+	// metadata, which a normalization profile with a larger MaxLength
+	// could exceed.
+	maxEntryBytes = 64 << 10
+	seenParallel  = 16 // concurrent seen-set writes per submission
 )
 
 // candidate is one submitted URL on its way into the frontier.
@@ -86,6 +91,16 @@ func (s *Server) Submit(req SubmitRequest) (SubmitResponse, error) {
 			res.Status, res.Reason = StatusRejected, fmt.Sprintf("invalid_depth: %d is outside 0..%d", u.Depth, maxDepth)
 			continue
 		}
+		// The frontier refuses a whole batch for one bad entry, which
+		// would fail the request as a store error: refuse the entry.
+		if u.Priority < 0 || math.IsNaN(u.Priority) || math.IsInf(u.Priority, 0) {
+			res.Status, res.Reason = StatusRejected, fmt.Sprintf("invalid_priority: %v is not a finite non-negative number", u.Priority)
+			continue
+		}
+		if len(norm) > maxEntryBytes {
+			res.Status, res.Reason = StatusRejected, fmt.Sprintf("%s: %d bytes once normalized; at most %d", reasonTooLong, len(norm), maxEntryBytes)
+			continue
+		}
 		host, err := urlnorm.HostOf(norm)
 		if err != nil {
 			res.Status, res.Reason = StatusRejected, rejectReason(err)
@@ -108,6 +123,11 @@ func (s *Server) Submit(req SubmitRequest) (SubmitResponse, error) {
 			m.Discovered = u.DiscoveredAt.UnixMilli()
 		}
 		mb, _ := json.Marshal(m) // strings and an integer: cannot fail
+		if len(mb) > maxEntryBytes {
+			// A source URL longer than the frontier keeps: drop it.
+			m.Source, source = "", ""
+			mb, _ = json.Marshal(m)
+		}
 		cands = append(cands, candidate{
 			idx: i, norm: norm, host: host, key: key, source: source, depth: u.Depth,
 			entry: frontier.Entry{URL: norm, Host: host, Priority: u.Priority, Depth: u.Depth, Meta: mb},
@@ -234,6 +254,7 @@ const (
 	reasonUnsupported = "unsupported_scheme"
 	reasonTooLong     = "too_long"
 	reasonDepth       = "invalid_depth"
+	reasonPriority    = "invalid_priority"
 )
 
 func rejectReason(err error) string {
@@ -250,7 +271,7 @@ func rejectReason(err error) string {
 // isReasonOf reports whether a rejection reason is one of the service's own
 // (not a trap rule's).
 func isReasonOf(reason string) bool {
-	for _, p := range []string{reasonInvalidURL, reasonUnsupported, reasonTooLong, reasonDepth} {
+	for _, p := range []string{reasonInvalidURL, reasonUnsupported, reasonTooLong, reasonDepth, reasonPriority} {
 		if len(reason) >= len(p) && reason[:len(p)] == p {
 			return true
 		}

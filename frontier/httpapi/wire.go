@@ -55,7 +55,8 @@ type SubmitResult struct {
 	// Status is StatusAccepted, StatusDuplicate or StatusRejected.
 	Status string `json:"status"`
 	// Reason says why a URL was rejected: "invalid_url: …",
-	// "unsupported_scheme: …", "invalid_depth" or the trap rule's reason.
+	// "unsupported_scheme: …", "too_long: …", "invalid_depth: …",
+	// "invalid_priority: …" (negative) or the trap rule's reason.
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -210,6 +211,7 @@ type FrontierStats struct {
 // Error codes: the stable "error" member of every error response.
 const (
 	CodeUnauthorized     = "unauthorized"       // 401: missing or wrong bearer token
+	CodeForbiddenHost    = "forbidden_host"     // 403: Host or Origin names neither this server nor an allowed host
 	CodeNotFound         = "not_found"          // 404: no such endpoint
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeBodyTooLarge     = "body_too_large"     // 413: body over the size limit
