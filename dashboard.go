@@ -37,7 +37,7 @@ func (cr *Crawler) DashboardSnapshot() dashboard.Snapshot {
 		NotFetched:    byReasonName(s.URLs.NotFetched),
 		Deferred:      byReasonName(s.URLs.Deferred),
 		LinksRejected: byReasonName(s.LinksRejected),
-		Waiting:       (*dashboard.Waiting)(&s.Waiting),
+		Waiting:       dashboard.Waiting(s.Waiting),
 	}
 
 	cr.stats.mu.Lock()

@@ -305,37 +305,3 @@ func TestPageChartWindow(t *testing.T) {
 		}
 	}
 }
-
-// TestPageShowsReasons: the page says why URLs were not fetched, by
-// reason and largest first, and what the crawl waits for.
-func TestPageShowsReasons(t *testing.T) {
-	snap := dashboard.Snapshot{
-		Time:          t0,
-		NotFetched:    map[string]int64{"robots": 7, "guard": 2},
-		Deferred:      map[string]int64{"http-error": 3},
-		LinksRejected: map[string]int64{"scope": 40, hostile: 1},
-		Waiting:       &dashboard.Waiting{InFlight: 2, CrawlDelayHosts: 3, RobotsRetryHosts: 1, NextRobotsRetry: t0},
-	}
-	res := runPage(t, pageInput{
-		Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": snap, "history": []dashboard.Point{}}},
-		Events:    []any{map[string]any{"snapshot": snap}},
-	})
-	if len(res.Errors) > 0 {
-		t.Fatalf("page errors: %v", res.Errors)
-	}
-	html := res.Elements["#reasons tbody"].HTML
-	for _, want := range []string{"scope", "robots", "guard", "http-error", "(not fetched)", "(put back)", "(link not followed)"} {
-		if !strings.Contains(html, want) {
-			t.Errorf("reasons table lacks %q: %s", want, html)
-		}
-	}
-	if strings.Contains(html, "<img") {
-		t.Errorf("reasons table holds markup from the crawl: %s", html)
-	}
-	if i, j := strings.Index(html, "scope"), strings.Index(html, "robots"); i < 0 || j < 0 || i > j {
-		t.Errorf("reasons not largest first: %s", html)
-	}
-	if w := res.Elements["waiting"].Text; !strings.Contains(w, "3 hosts on Crawl-delay") || !strings.Contains(w, "1 unreachable robots.txt") {
-		t.Errorf("waiting line = %q", w)
-	}
-}

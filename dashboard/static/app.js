@@ -72,21 +72,6 @@
     const maxErr = Math.max(1, ...cats.map(([k]) => e[k] || 0));
     rows("#errors tbody", cats, ([k, label]) =>
       `<tr><td>${label}</td><td class="num" id="err-${k}">${fmt(e[k] || 0)}</td><td style="width:55%"><div class="bar" style="background:#ff6b6b;width:${(100 * (e[k] || 0) / maxErr).toFixed(1)}%"></div></td></tr>`, "");
-    const reasons = [];
-    for (const [group, m] of [["not fetched", s.not_fetched], ["put back", s.deferred], ["link not followed", s.links_rejected]]) {
-      for (const [k, n] of Object.entries(m || {})) reasons.push([group, k, n]);
-    }
-    reasons.sort((a, b) => b[2] - a[2]);
-    rows("#reasons tbody", reasons, ([group, k, n]) =>
-      `<tr><td>${esc(k)} <span class="muted">(${group})</span></td><td class="num" id="reason-${esc(k)}">${fmt(n)}</td></tr>`,
-      "nothing dropped");
-    const wt = s.waiting || {};
-    const waits = [];
-    if (wt.in_flight) waits.push(`${fmt(wt.in_flight)} in flight`);
-    if (wt.crawl_delay_hosts) waits.push(`${fmt(wt.crawl_delay_hosts)} hosts on Crawl-delay`);
-    if (wt.robots_retry_hosts) waits.push(`${fmt(wt.robots_retry_hosts)} unreachable robots.txt (next try ${fmtTime(wt.next_robots_retry)})`);
-    if (wt.retry_after_hosts) waits.push(`${fmt(wt.retry_after_hosts)} hosts said come back later (until ${fmtTime(wt.retry_after_until)})`);
-    setText("waiting", waits.length ? "Waiting for: " + waits.join(", ") : "");
     rows("#top-hosts tbody", s.top_hosts, (h) =>
       `<tr><td><a href="#" data-host="${esc(h.host)}">${esc(h.host)}</a></td><td class="num">${fmt(h.recent)}</td><td class="num">${fmt(h.fetched)}</td><td class="num">${fmt(h.errors)}</td></tr>`,
       "no fetches yet");
