@@ -164,6 +164,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	if *statsAddr != "" {
+		if host, _, err := net.SplitHostPort(*statsAddr); err == nil && (host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified()) {
+			fmt.Fprintf(stderr, "warning: -stats-addr %s listens on every interface: anyone who can reach this machine can read the crawl's stats and metrics; use 127.0.0.1:PORT for this machine only\n", *statsAddr)
+		}
 		ln, err := net.Listen("tcp", *statsAddr)
 		if err != nil {
 			return fmt.Errorf("-stats-addr: %w", err)
