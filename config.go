@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -497,6 +498,18 @@ func leadingToken(s string) string {
 	return s[:end]
 }
 
+// callFn calls Config.ScopeFunc; a panic in it leaves u out of scope and
+// is logged with its stack, rather than taking the crawl down.
+func (f *scopeFilter) callFn(u *url.URL) (in bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			in = false
+			f.log.Error("ScopeFunc panicked; the URL is taken as out of scope", "url", u.String(), "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	return f.fn(u)
+}
+
 // browserToken reports a product token browsers send, which names no
 // crawler: robots.txt groups for it would be a browser's, not ours.
 func browserToken(t string) bool {
@@ -521,6 +534,7 @@ func badHeaderByte(v string) int {
 
 // scopeFilter decides whether a normalized URL is in the crawl's scope.
 type scopeFilter struct {
+	log     *slog.Logger
 	scope   Scope
 	fn      func(*url.URL) bool
 	hosts   map[string]bool
@@ -528,7 +542,7 @@ type scopeFilter struct {
 }
 
 func newScopeFilter(c Config, seeds []*url.URL) *scopeFilter {
-	f := &scopeFilter{scope: c.Scope, fn: c.ScopeFunc, hosts: map[string]bool{}, domains: map[string]bool{}}
+	f := &scopeFilter{scope: c.Scope, fn: c.ScopeFunc, log: c.Logger, hosts: map[string]bool{}, domains: map[string]bool{}}
 	for _, u := range seeds {
 		h := urlnorm.Host(u)
 		f.hosts[h] = true
@@ -545,7 +559,7 @@ func newScopeFilter(c Config, seeds []*url.URL) *scopeFilter {
 
 func (f *scopeFilter) allows(u *url.URL) bool {
 	if f.fn != nil {
-		return f.fn(u)
+		return f.callFn(u)
 	}
 	switch f.scope {
 	case ScopeAny:

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -419,5 +420,29 @@ func TestUnreachableSeedIsNamed(t *testing.T) {
 	err = c.Run(ctx)
 	if !errors.Is(err, crawlkit.ErrNothingFetched) || !strings.Contains(err.Error(), "no such host") {
 		t.Errorf("Run() = %v, want ErrNothingFetched naming the lookup failure", err)
+	}
+}
+
+// TestScopeFuncPanicIsRecovered: a ScopeFunc that panics on one URL leaves
+// that URL out of scope, counted, and the crawl goes on.
+func TestScopeFuncPanicIsRecovered(t *testing.T) {
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		writeHTML(w, `<html><body><a href="/ok">ok</a><a href="/boom">boom</a></body></html>`)
+	})
+	c := s.crawl(t, "http://sf.test/", func(cfg *crawlkit.Config) {
+		cfg.Delay = crawlkit.NoDelay
+		cfg.ScopeFunc = func(u *url.URL) bool {
+			if u.Path == "/boom" {
+				panic("scope bug")
+			}
+			return true
+		}
+	})
+	got := s.requested("sf.test")
+	if got["/ok"] != 1 || got["/boom"] != 0 {
+		t.Errorf("requested %v; want /ok once and /boom never", got)
+	}
+	if n := c.Stats().LinksRejected[crawlkit.ReasonScope]; n == 0 {
+		t.Error("the URL ScopeFunc panicked on was not counted as out of scope")
 	}
 }
