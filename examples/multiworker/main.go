@@ -127,6 +127,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Queue:      q,
 		Politeness: polite,
 		Logger:     log,
+		// The processes share one copy of each robots.txt and see each
+		// other's pages as near-duplicates, instead of each fetching
+		// every robots.txt and fingerprinting alone.
+		RobotsStore:      db.RobotsStore(),
+		FingerprintStore: db.FingerprintStore(),
 		// Drop a host whose robots.txt is unreachable at once instead of
 		// retrying it (for a test web, where that is final).
 		RobotsRetries: -1,
