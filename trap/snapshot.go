@@ -13,7 +13,10 @@ import (
 // enough of them. Snapshot writes what the detector has learned (per-host
 // counts, patterns, content groups and verdicts; per-domain host counts)
 // and Restore reads it into a new Detector, so an interrupted crawl
-// fetches no more trap pages than an uninterrupted one.
+// fetches no more trap pages than an uninterrupted one. The keys of the
+// pages whose content was reported are left out: up to 8 192 per host,
+// they would make the snapshot grow with the crawl, and forgetting them
+// can only count a page's content once more, bringing a verdict sooner.
 
 // snapshotVersion is written first; Restore refuses another.
 const snapshotVersion = 1
@@ -45,7 +48,6 @@ type snapHost struct {
 	Params, Steps, Repeats map[uint64]snapValues
 	Growth                 map[uint64]int32
 	Grown, Flagged         []uint64
-	Observed               []uint64
 	Content                map[uint64]snapContent
 	Marks                  map[uint64]Verdict
 	HostWide               snapContent
@@ -137,7 +139,7 @@ func (d *Detector) Snapshot(w io.Writer) error {
 				URLs: keysOf(hs.urls), Accepted: hs.accepted, Patterns: maps.Clone(hs.patterns),
 				Params: snapValueSets(hs.params), Steps: snapValueSets(hs.steps), Repeats: snapValueSets(hs.repeats),
 				Growth: maps.Clone(hs.growth), Grown: keysOf(hs.grown), Flagged: keysOf(hs.flagged),
-				Observed: keysOf(hs.observed), Marks: maps.Clone(hs.marks),
+				Marks:    maps.Clone(hs.marks),
 				HostWide: snapContentStats(&hs.hostWide), Stopped: hs.stopped}
 			if len(hs.content) > 0 {
 				h.Content = make(map[uint64]snapContent, len(hs.content))
@@ -195,7 +197,7 @@ func (d *Detector) Restore(r io.Reader) error {
 		hs := &hostState{name: x.Name, budgets: x.Budgets, refused: x.Refused, full: x.Full,
 			urls: setOf(x.URLs), accepted: x.Accepted, patterns: x.Patterns,
 			params: valueSets(x.Params), steps: valueSets(x.Steps), repeats: valueSets(x.Repeats),
-			growth: x.Growth, grown: setOf(x.Grown), flagged: setOf(x.Flagged), observed: setOf(x.Observed),
+			growth: x.Growth, grown: setOf(x.Grown), flagged: setOf(x.Flagged),
 			marks: x.Marks, hostWide: restoreContent(x.HostWide), stopped: x.Stopped}
 		if len(x.Content) > 0 {
 			hs.content = make(map[uint64]*contentStats, len(x.Content))
