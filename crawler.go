@@ -132,10 +132,16 @@ type Crawler struct {
 	// debug caches whether the Logger takes Debug records: a crawl
 	// rejects links by the hundred thousand, and building a record's
 	// arguments allocates even for a handler that drops it.
-	debug   bool
-	ended   atomic.Int32
-	guarded hostSet // hosts whose robots.txt fetch the address guard refused
-	waits   waits
+	debug bool
+	ended atomic.Int32
+	// waitedOut: the monitor ended the crawl with work left that is
+	// further away than MaxRetryWait.
+	waitedOut atomic.Bool
+	// stateSums holds the hash of each state record last written.
+	stateMu   sync.Mutex
+	stateSums map[string]uint64
+	guarded   hostSet // hosts whose robots.txt fetch the address guard refused
+	waits     waits
 
 	pages        *pageBudget // nil without MaxPages
 	limitReached atomic.Bool
@@ -224,6 +230,8 @@ func (cr *Crawler) Stats() Stats {
 		st.Ended = "max-pages"
 	case endCancelled:
 		st.Ended = "cancelled"
+	case endMaxWait:
+		st.Ended = "max-wait"
 	}
 	return st
 }
@@ -293,7 +301,13 @@ func (cr *Crawler) Run(ctx context.Context) (err error) {
 	}
 	select {
 	case <-drained:
-		cr.ended.Store(endComplete)
+		if cr.waitedOut.Load() {
+			cr.ended.Store(endMaxWait)
+			fs := cr.front.Stats()
+			cr.stats.notFetched[ReasonMaxWait].Add(int64(fs.InMemory + fs.Leased))
+		} else {
+			cr.ended.Store(endComplete)
+		}
 		return cr.nothingFetched()
 	default:
 	}
@@ -317,6 +331,7 @@ const (
 	endComplete
 	endMaxPages
 	endCancelled
+	endMaxWait
 )
 
 // waitWorkers waits until the workers stopped. Once ctx ended, a worker

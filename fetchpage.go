@@ -56,6 +56,13 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 		res.retryAfter, res.hasRetryAfter = fetch.ParseRetryAfter(resp.Header.Get("Retry-After"), cr.cfg.Now())
 		if res.hasRetryAfter && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 			cr.waits.set(l.Host, waitRetryAfter, cr.cfg.Now().Add(res.retryAfter))
+			// The host's block is on disk before its URL is settled, so
+			// that no restart, however abrupt, contacts it sooner.
+			if cr.db != nil {
+				if err := cr.saveState(); err != nil {
+					cr.cfg.Logger.Warn("saving the crawl state", "err", err)
+				}
+			}
 		}
 	}
 	return &Page{

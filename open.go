@@ -173,8 +173,13 @@ func (cr *Crawler) open() error {
 		cr.front, cr.ownFront = ownQueue{f}, f
 	}
 
+	// A restored block the crawl would outwait holds the host's URLs in
+	// the queue; a longer one is left to the fetch, whose HostBlockedError
+	// gives each URL up (ReasonMaxWait), as in the Run that saw the block.
 	for _, h := range cr.restoredBlocks {
-		cr.front.BlockHost(h.Host, h.BlockedUntil)
+		if h.BlockedUntil.Sub(cfg.Now()) <= cfg.MaxRetryWait {
+			cr.front.BlockHost(h.Host, h.BlockedUntil)
+		}
 	}
 	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs}); err != nil {
 		return fmt.Errorf("crawlkit: seen set: %w", err)

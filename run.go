@@ -74,8 +74,6 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 				if err := cr.saveState(); err != nil {
 					cr.cfg.Logger.Warn("saving the crawl state", "err", err)
 				}
-			}
-			if cr.db != nil && now.Sub(lastSave) >= trapEvery {
 				if err := cr.saveTraps(); err != nil {
 					cr.cfg.Logger.Warn("saving the spider-trap state", "err", err)
 				}
@@ -128,7 +126,31 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 			stop()
 			return
 		}
+		if cr.outwaits(at) && cr.busy.Load() == 0 {
+			cr.waitedOut.Store(true)
+			close(drained)
+			stop()
+			return
+		}
 	}
+}
+
+// outwaits reports that the only work left, due at at, is further away
+// than MaxRetryWait (a host blocked by a long Retry-After): the crawl ends
+// and leaves it queued, as MaxRetryWait promises, rather than idle. A
+// Recrawl schedule or a shared Queue waits on purpose and is left alone.
+func (cr *Crawler) outwaits(at time.Time) bool {
+	if at.IsZero() || cr.cfg.Recrawl != nil || cr.cfg.Queue != nil {
+		return false
+	}
+	wait := at.Sub(cr.cfg.Now())
+	if wait <= cr.cfg.MaxRetryWait {
+		return false
+	}
+	fs := cr.front.Stats()
+	cr.cfg.Logger.Info("ending the crawl: the URLs left wait longer than Config.MaxRetryWait; a later Run on the same DataDir takes them up",
+		"urls", fs.InMemory+fs.Leased, "until", at, "wait", wait.Round(time.Second), "max_retry_wait", cr.cfg.MaxRetryWait)
+	return true
 }
 
 // process runs one leased URL through the stages and settles its lease.

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/crawlkit/crawlkit/fetch"
 )
 
 // Crawl state beyond the queue: with a DataDir, the politeness model's
 // host clocks, Retry-After blocks and Crawl-delays are saved in the store
-// every few seconds and when Run returns, and restored by the next Run,
+// every second and when Run returns, and restored by the next Run,
 // which also spaces every host from its own start (fetch.Politeness
 // Restarted), so that a restart, clean or kill -9, sends no request sooner
 // than the host allows. The trap detector's learning (counts, content
@@ -24,11 +26,6 @@ const (
 	politenessState = "politeness/v1"
 	trapState       = "trap/v1"
 )
-
-// trapEvery is how often the trap detector's snapshot is saved while a
-// Run goes on: it holds every host's counts, so it is larger than the
-// politeness record.
-const trapEvery = 10 * time.Second
 
 // restoreTraps loads the trap detector's learning an earlier Run saved.
 func (cr *Crawler) restoreTraps() error {
@@ -49,14 +46,32 @@ func (cr *Crawler) saveTraps() error {
 	if err := cr.traps.Snapshot(&buf); err != nil {
 		return err
 	}
-	if err := cr.db.PutState(trapState, buf.Bytes()); err != nil {
-		return fmt.Errorf("crawlkit: saving spider-trap state: %w", err)
+	return cr.putState(trapState, buf.Bytes())
+}
+
+// putState writes a state record unless it holds what was last written,
+// so that an idle crawl does not rewrite it every second.
+func (cr *Crawler) putState(name string, b []byte) error {
+	sum := xxhash.Sum64(b)
+	cr.stateMu.Lock()
+	defer cr.stateMu.Unlock()
+	if cr.stateSums[name] == sum && sum != 0 {
+		return nil
 	}
+	if err := cr.db.PutState(name, b); err != nil {
+		return fmt.Errorf("crawlkit: saving %s: %w", name, err)
+	}
+	if cr.stateSums == nil {
+		cr.stateSums = map[string]uint64{}
+	}
+	cr.stateSums[name] = sum
 	return nil
 }
 
-// stateEvery is how often the crawl state is saved while a Run goes on.
-const stateEvery = 2 * time.Second
+// stateEvery is how often the crawl state is saved while a Run goes on:
+// a kill -9 loses at most this much of the trap detector's learning (a
+// Retry-After block is saved when it is set).
+const stateEvery = time.Second
 
 // restorePoliteness loads the politeness state an earlier Run saved.
 func (cr *Crawler) restorePoliteness(p *fetch.Politeness, now time.Time) error {
@@ -68,7 +83,10 @@ func (cr *Crawler) restorePoliteness(p *fetch.Politeness, now time.Time) error {
 		if cr.totals != nil && cr.totals.base.Runs > 0 {
 			p.Restarted(now) // a DataDir from before the state was kept
 		}
-		return nil
+		// Written before the first request, so that a process killed
+		// before its first periodic save still leaves a record, and the
+		// next Run knows it restarts.
+		return cr.putPoliteness(p, now)
 	}
 	var hosts []fetch.HostState
 	if err := json.Unmarshal(b, &hosts); err != nil {
@@ -87,12 +105,14 @@ func (cr *Crawler) restorePoliteness(p *fetch.Politeness, now time.Time) error {
 
 // saveState writes the politeness state to the store.
 func (cr *Crawler) saveState() error {
-	b, err := json.Marshal(cr.fetcher.Politeness().Export(cr.cfg.Now()))
+	return cr.putPoliteness(cr.fetcher.Politeness(), cr.cfg.Now())
+}
+
+// putPoliteness writes p's state to the store.
+func (cr *Crawler) putPoliteness(p *fetch.Politeness, now time.Time) error {
+	b, err := json.Marshal(p.Export(now))
 	if err != nil {
 		return err
 	}
-	if err := cr.db.PutState(politenessState, b); err != nil {
-		return fmt.Errorf("crawlkit: saving politeness state: %w", err)
-	}
-	return nil
+	return cr.putState(politenessState, b)
 }

@@ -41,7 +41,9 @@ type Stats struct {
 	// without a DataDir.
 	Totals *Totals `json:"totals,omitempty"`
 	// Ended says how Run ended: "" while it runs, else "complete"
-	// (nothing left), "max-pages" or "cancelled" (ctx ended).
+	// (nothing left), "max-pages", "max-wait" (what is left waits longer
+	// than Config.MaxRetryWait; counted in URLs.NotFetched and kept in a
+	// DataDir's queue) or "cancelled" (ctx ended).
 	Ended string `json:"ended,omitempty"`
 	// Started is when Run began; Elapsed how long it has run.
 	Started time.Time     `json:"started"`
