@@ -864,3 +864,79 @@ func readWARC(t *testing.T, dir string, fn func(typ, target string, content []by
 		f.Close()
 	}
 }
+
+// panickingQueue panics in its first calls of each method, as a user's
+// Queue with a bug might.
+type panickingQueue struct {
+	*frontier.Frontier
+	next, add, done, stats atomic.Int32
+}
+
+func (*panickingQueue) Deduplicates() bool { return true }
+
+func (q *panickingQueue) Next(ctx context.Context) (*frontier.Lease, error) {
+	if q.next.Add(-1) >= 0 {
+		panic("next")
+	}
+	return q.Frontier.Next(ctx)
+}
+
+func (q *panickingQueue) Add(entries ...frontier.Entry) error {
+	if entries[0].Depth > 0 && q.add.Add(-1) >= 0 {
+		panic("add")
+	}
+	return q.Frontier.Add(entries...)
+}
+
+func (q *panickingQueue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
+	if q.done.Add(-1) >= 0 {
+		panic("done")
+	}
+	return q.Frontier.Done(l, o)
+}
+
+func (q *panickingQueue) Stats() frontier.Stats {
+	if q.stats.Add(-1) >= 0 {
+		panic("stats")
+	}
+	return q.Frontier.Stats()
+}
+
+// TestQueuePanicsAreRecovered: a user's Queue that panics in Next, Add,
+// Done and Stats does not take the crawl down; its panics are handled as
+// its errors would be, and no page is lost (the lease whose Done panicked
+// expires and is fetched again).
+func TestQueuePanicsAreRecovered(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 3, PagesPerHost: 6, Seed: 29, Agent: "crawlkit-test", NoTraps: true,
+		CrawlDelay: 20 * time.Millisecond})
+	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond), LeaseTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q := &panickingQueue{Frontier: f}
+	for _, n := range []*atomic.Int32{&q.next, &q.add, &q.done, &q.stats} {
+		n.Store(2)
+	}
+	var log pageLog
+	cfg := crawlConfig(web, &log)
+	cfg.Workers = 2
+	cfg.Queue = q
+	cfg.Delay = 0 // the queue spaces hosts by its own politeness model
+	cfg.RetryBackoff = time.Millisecond
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range map[string]*atomic.Int32{"Next": &q.next, "Add": &q.add, "Done": &q.done, "Stats": &q.stats} {
+		if n.Load() > 0 {
+			t.Errorf("%s never panicked; the test did not test it", name)
+		}
+	}
+	if missing := web.TruthFor("crawlkit-test", 0).Missing(log.urls()); len(missing) > 0 {
+		t.Errorf("%d pages lost to the Queue's panics: %v", len(missing), missing)
+	}
+}

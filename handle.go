@@ -14,7 +14,7 @@ import (
 // fetched again (a Handler's) or counted as a sink error (a Sink's), and
 // the crawl goes on.
 type PanicError struct {
-	// Where names the callback: "handler" or "sink".
+	// Where names the callback: "handler", "sink" or "queue".
 	Where string
 	// Value is what was passed to panic; Stack the goroutine's stack.
 	Value any
@@ -43,11 +43,14 @@ func (cr *Crawler) handle(ctx context.Context, p *Page, res *result) {
 	}
 }
 
+// debugStack is the panicking goroutine's stack, for a PanicError.
+func debugStack() []byte { return debug.Stack() }
+
 // callRecovered calls fn, turning a panic into a *PanicError.
 func callRecovered(where string, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Where: where, Value: v, Stack: debug.Stack()}
+			err = &PanicError{Where: where, Value: v, Stack: debugStack()}
 		}
 	}()
 	return fn()

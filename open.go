@@ -155,7 +155,7 @@ func (cr *Crawler) open() error {
 	})
 
 	if cfg.Queue != nil {
-		cr.front = cfg.Queue
+		cr.front = guardedQueue{q: cfg.Queue, logger: cfg.Logger}
 	} else {
 		f, err := frontier.New(frontier.Options{
 			Store:            frontStore,

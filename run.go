@@ -255,7 +255,14 @@ type Extender interface {
 // being worked on. The returned function stops it, and must be called
 // before the lease is settled.
 func (cr *Crawler) keepLease(l *frontier.Lease) (stop func()) {
-	ex, ok := cr.front.(Extender)
+	var ex Extender
+	ok := false
+	switch q := cr.front.(type) {
+	case guardedQueue:
+		ex, ok = q.extender()
+	case Extender:
+		ex, ok = q, true
+	}
 	if !ok || l.Expires.IsZero() {
 		return func() {}
 	}
