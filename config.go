@@ -242,6 +242,12 @@ type Config struct {
 	// pages it fingerprints.
 	RobotsStore      robots.Store
 	FingerprintStore simhash.Store
+	// StateStore, if set, keeps the spider-trap detector's learning in a
+	// store of the caller's, merged with what the other processes of a
+	// shared crawl learned, every second and at the end of Run (see
+	// StateStore). The PostgreSQL and Redis stores have one. Nil keeps it
+	// in the DataDir, or in memory.
+	StateStore StateStore
 	// Politeness, if set, is the per-host politeness model the fetcher
 	// records into and the frontier schedules by; pass the same one to a
 	// shared Queue. Nil makes one from Delay, MaxConnsPerHost and

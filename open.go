@@ -224,6 +224,11 @@ func (cr *Crawler) open() error {
 			return fmt.Errorf("crawlkit: reading spider-trap state: %w", err)
 		}
 	}
+	if cfg.StateStore != nil {
+		if err := cr.shareTraps(); err != nil {
+			cr.cfg.Logger.Warn("reading the shared spider-trap state; starting without it", "err", err)
+		}
+	}
 	return nil
 }
 
@@ -279,6 +284,9 @@ func (cr *Crawler) closeAll() error {
 	}
 	if cr.db != nil && cr.traps != nil {
 		errs = append(errs, cr.saveTraps())
+	}
+	if cr.cfg.StateStore != nil && cr.traps != nil {
+		errs = append(errs, cr.shareTraps())
 	}
 	if cr.db != nil {
 		errs = append(errs, cr.db.Close())

@@ -54,7 +54,7 @@ func queueBackoff(d time.Duration) time.Duration {
 // monitor ends the crawl when the frontier is drained: no worker busy,
 // nothing leased, and nothing that will become ready without a new Add.
 func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.CancelFunc, drained chan<- struct{}) {
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(stateEvery)
 	defer tick.Stop()
 	poll := time.NewTicker(50 * time.Millisecond)
 	defer poll.Stop()
@@ -62,22 +62,14 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 	// workers do after a Next error, keeping its ticks meanwhile.
 	var backoff time.Duration
 	var retryAt time.Time
-	lastSave, lastState := time.Now(), time.Now()
+	lastSave := time.Now()
 	for {
 		select {
 		case <-leaseCtx.Done():
 			return
 		case now := <-tick.C:
 			cr.stats.tick(now)
-			if cr.db != nil && now.Sub(lastState) >= stateEvery {
-				lastState = now
-				if err := cr.saveState(); err != nil {
-					cr.cfg.Logger.Warn("saving the crawl state", "err", err)
-				}
-				if err := cr.saveTraps(); err != nil {
-					cr.cfg.Logger.Warn("saving the spider-trap state", "err", err)
-				}
-			}
+			cr.saveCrawlState()
 			if cr.totals != nil && now.Sub(lastSave) >= totalsEvery {
 				lastSave = now
 				if err := cr.saveTotals(); err != nil {

@@ -68,10 +68,31 @@ func (cr *Crawler) putState(name string, b []byte) error {
 	return nil
 }
 
-// stateEvery is how often the crawl state is saved while a Run goes on:
+// stateEvery is how often the crawl state is saved while a Run goes on
+// (the monitor's tick, which also samples the stats):
 // a kill -9 loses at most this much of the trap detector's learning (a
 // Retry-After block is saved when it is set).
 const stateEvery = time.Second
+
+// saveCrawlState saves the politeness and trap state, and shares the trap
+// state through the StateStore; errors are logged, as a missed save costs
+// only what a crash before the next one would forget.
+func (cr *Crawler) saveCrawlState() {
+	if cr.cfg.StateStore != nil {
+		if err := cr.shareTraps(); err != nil {
+			cr.cfg.Logger.Warn("sharing the spider-trap state", "err", err)
+		}
+	}
+	if cr.db == nil {
+		return
+	}
+	if err := cr.saveState(); err != nil {
+		cr.cfg.Logger.Warn("saving the crawl state", "err", err)
+	}
+	if err := cr.saveTraps(); err != nil {
+		cr.cfg.Logger.Warn("saving the spider-trap state", "err", err)
+	}
+}
 
 // restorePoliteness loads the politeness state an earlier Run saved.
 func (cr *Crawler) restorePoliteness(p *fetch.Politeness, now time.Time) error {

@@ -132,6 +132,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// every robots.txt and fingerprinting alone.
 		RobotsStore:      db.RobotsStore(),
 		FingerprintStore: db.FingerprintStore(),
+		// They share what the spider-trap detector learned, so a trap
+		// one worker found is a trap for all, and a worker started again
+		// after a crash does not learn its traps anew.
+		StateStore: db.StateStore(),
 		// Drop a host whose robots.txt is unreachable at once instead of
 		// retrying it (for a test web, where that is final).
 		RobotsRetries: -1,

@@ -1,0 +1,56 @@
+package crawlkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+)
+
+// StateStore keeps crawl state that the processes of a shared crawl
+// share: today the spider-trap detector's learning, so that a trap one
+// process found is a trap for all, and a process killed and started again
+// does not fetch its traps' pages once more. Implementations: the
+// PostgreSQL and Redis stores (storage/postgres DB.StateStore,
+// storage/redis DB.StateStore); statetest checks one.
+type StateStore interface {
+	// UpdateState replaces the record name with what update returns for
+	// its current value (nil when there is none), atomically with respect
+	// to other processes' updates of it. update may be called more than
+	// once (an optimistic store retries it on a conflict), so it must not
+	// have effects beyond computing the new value.
+	UpdateState(ctx context.Context, name string, update func(old []byte) ([]byte, error)) error
+}
+
+// sharedTrapState names the shared record of the trap detector's
+// learning: a trap.Detector Snapshot that each process merges into its
+// detector and writes back with its own learning merged in.
+const sharedTrapState = "crawlkit/trap/v1"
+
+// stateTimeout bounds one exchange with the StateStore.
+const stateTimeout = 10 * time.Second
+
+// shareTraps merges the shared trap record into the detector and writes
+// the merged learning back.
+func (cr *Crawler) shareTraps() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	err := cr.cfg.StateStore.UpdateState(ctx, sharedTrapState, func(old []byte) ([]byte, error) {
+		if len(old) > 0 {
+			if err := cr.traps.Merge(bytes.NewReader(old)); err != nil {
+				// A record this version cannot read is replaced, not
+				// kept: learning lost costs trap fetches, not pages.
+				cr.cfg.Logger.Warn("shared spider-trap state unreadable; replacing it", "err", err)
+			}
+		}
+		var buf bytes.Buffer
+		if err := cr.traps.Snapshot(&buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("crawlkit: sharing spider-trap state: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// StateStore keeps named crawl state records, one string key each
+// ("state:" + name), for the processes of a crawl to share (it is a
+// crawlkit.StateStore: the Crawler keeps its spider-trap learning there
+// with Config.StateStore).
+type StateStore struct {
+	db *DB
+}
+
+// StateStore returns the crawl's state store. Closing the DB closes it.
+func (db *DB) StateStore() *StateStore { return &StateStore{db: db} }
+
+// maxStateRetries bounds how often UpdateState runs update again after
+// another process changed the record under it.
+const maxStateRetries = 100
+
+// UpdateState replaces the record name with update(its value) with
+// optimistic locking: WATCH, GET, then SET in MULTI/EXEC, which fails if
+// another process wrote the record meanwhile, and then runs again. No
+// update is lost; update may run more than once.
+func (s *StateStore) UpdateState(ctx context.Context, name string, update func(old []byte) ([]byte, error)) error {
+	if s.db.isClosed() {
+		return ErrClosed
+	}
+	key := s.db.key("state:" + name)
+	for range maxStateRetries {
+		err := s.db.client.Watch(ctx, func(tx *goredis.Tx) error {
+			old, err := tx.Get(ctx, key).Bytes()
+			if errors.Is(err, goredis.Nil) {
+				old, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			v, err := update(old)
+			if err != nil {
+				return errUpdate{err}
+			}
+			_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+				p.Set(ctx, key, v, 0)
+				return nil
+			})
+			return err
+		}, key)
+		var ue errUpdate
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, goredis.TxFailedErr):
+			continue
+		case errors.As(err, &ue):
+			return ue.err
+		default:
+			return fmt.Errorf("redis: state %s: %w", name, err)
+		}
+	}
+	return fmt.Errorf("redis: state %s: %d conflicting updates in a row", name, maxStateRetries)
+}
+
+// errUpdate carries the update function's error out of the transaction.
+type errUpdate struct{ err error }
+
+func (e errUpdate) Error() string { return e.err.Error() }
