@@ -39,6 +39,11 @@
 // pattern is logged once at Info, naming the Config field that changes it
 // (explain.go). Stats.Waiting says what a crawl waits for.
 //
+// Around the path: state.go keeps the crawl state beyond the queue (host
+// politeness clocks and blocks, the trap detector's learning) in the
+// DataDir, and sharedstate.go shares the trap learning through a
+// StateStore; userqueue.go calls a user's Queue with its panics recovered.
+//
 // # The Crawler
 //
 // Crawler wires the packages for one node. Its Config has safe, polite
@@ -60,9 +65,11 @@
 //	}
 //	err = c.Run(ctx)
 //
-// Run returns when the frontier is drained, MaxPages is reached or ctx ends.
-// With a DataDir the crawl's state lives in an embedded Pebble store: a crash
-// loses no queued URL, a new Crawler on the same DataDir resumes, and the
+// Run returns when the frontier is drained, MaxPages is reached, ctx ends,
+// or what is left waits longer than MaxRetryWait. With a DataDir the
+// crawl's state lives in an embedded Pebble store: a crash loses no queued
+// URL, a new Crawler on the same DataDir resumes as politely as if it had
+// not stopped (politeness clocks and Retry-After blocks persist), and the
 // Crawler's memory does not grow with the pages fetched (the frontier, the
 // near-duplicate index and the names of indexed pages are on disk). Stats,
 // StatsHandler (JSON) and MetricsHandler (Prometheus) report progress, and a
