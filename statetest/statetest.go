@@ -4,22 +4,25 @@
 // An implementation proves itself by passing Run in its tests:
 //
 //	func TestStateStoreConformance(t *testing.T) {
-//		statetest.Run(t, func(t *testing.T) crawlkit.StateStore {
-//			return mystore.New(newEmptyCrawlState(t))
+//		statetest.Run(t, func(t *testing.T, dir string) crawlkit.StateStore {
+//			return mystore.Open(t, dir) // the crawl state named by dir
 //		})
 //	}
 //
-// The function returns a handle on an empty crawl state; the kit calls it
-// once per test and opens no second handle, so an implementation shared
-// between processes is checked as one process sees it, and concurrent
-// updates come from goroutines. What it checks:
+// The opener returns a handle on the crawl state that dir names (a
+// directory, a schema, a key prefix): the kit gives each check a new dir,
+// and opens a second handle on one dir to check that two processes share
+// the records, as the kits of the component stores do (bloomtest,
+// robotstest). Concurrent updates come from goroutines and from both
+// handles. What it checks:
 //
 //   - A record that does not exist reads as nil in update; what update
 //     returns is what the next update reads; records are separate by name.
 //   - An update that fails leaves the record as it was and its error comes
 //     back from UpdateState, unwrapped or wrapped (errors.Is).
-//   - Concurrent updates of one record lose none: 8 goroutines each
-//     appending 25 bytes leave 200.
+//   - Concurrent updates of one record lose none: 8 goroutines on two
+//     handles, each appending 25 bytes, leave 200.
+//   - What one handle wrote, another handle on the same dir reads.
 //   - A cancelled context fails the update.
 package statetest
 
@@ -34,21 +37,29 @@ import (
 )
 
 // Run checks the StateStore that newStore returns against the contract.
-func Run(t *testing.T, newStore func(t *testing.T) crawlkit.StateStore) {
+func Run(t *testing.T, open Opener) {
 	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.fn(t, func() crawlkit.StateStore { return open(t, dir) })
+		})
 	}
 }
+
+// Opener opens a handle on the crawl state dir names; handles on one dir
+// share their records.
+type Opener func(t *testing.T, dir string) crawlkit.StateStore
 
 // checks are the kit's checks, in order.
 var checks = []struct {
 	name string
-	fn   func(testing.TB, crawlkit.StateStore)
+	fn   func(testing.TB, func() crawlkit.StateStore)
 }{
 	{"ReadWrite", readWrite},
 	{"FailedUpdate", failedUpdate},
 	{"Concurrent", concurrent},
 	{"Cancelled", cancelled},
+	{"Shared", shared},
 }
 
 func set(t testing.TB, s crawlkit.StateStore, name string, v []byte) (old []byte) {
@@ -63,7 +74,8 @@ func set(t testing.TB, s crawlkit.StateStore, name string, v []byte) (old []byte
 	return old
 }
 
-func readWrite(t testing.TB, s crawlkit.StateStore) {
+func readWrite(t testing.TB, open func() crawlkit.StateStore) {
+	s := open()
 	if old := set(t, s, "a", []byte("one")); old != nil {
 		t.Errorf("a new record read as %q, want nil", old)
 	}
@@ -80,7 +92,8 @@ func readWrite(t testing.TB, s crawlkit.StateStore) {
 	}
 }
 
-func failedUpdate(t testing.TB, s crawlkit.StateStore) {
+func failedUpdate(t testing.TB, open func() crawlkit.StateStore) {
+	s := open()
 	set(t, s, "r", []byte("kept"))
 	boom := errors.New("update failed")
 	err := s.UpdateState(context.Background(), "r", func([]byte) ([]byte, error) { return []byte("lost"), boom })
@@ -92,8 +105,10 @@ func failedUpdate(t testing.TB, s crawlkit.StateStore) {
 	}
 }
 
-func concurrent(t testing.TB, s crawlkit.StateStore) {
+func concurrent(t testing.TB, open func() crawlkit.StateStore) {
 	const goroutines, each = 8, 25
+	handles := []crawlkit.StateStore{open(), open()}
+	s := handles[0]
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := 0; g < goroutines; g++ {
@@ -101,7 +116,7 @@ func concurrent(t testing.TB, s crawlkit.StateStore) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				err := s.UpdateState(context.Background(), "c", func(old []byte) ([]byte, error) {
+				err := handles[g%2].UpdateState(context.Background(), "c", func(old []byte) ([]byte, error) {
 					return append(bytes.Clone(old), byte(g)), nil
 				})
 				if err != nil {
@@ -121,12 +136,24 @@ func concurrent(t testing.TB, s crawlkit.StateStore) {
 	}
 }
 
-func cancelled(t testing.TB, s crawlkit.StateStore) {
+func cancelled(t testing.TB, open func() crawlkit.StateStore) {
+	s := open()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	called := false
 	err := s.UpdateState(ctx, "x", func([]byte) ([]byte, error) { called = true; return []byte("v"), nil })
 	if err == nil {
 		t.Errorf("UpdateState with a cancelled context succeeded (update called: %v)", called)
+	}
+}
+
+func shared(t testing.TB, open func() crawlkit.StateStore) {
+	a, b := open(), open()
+	set(t, a, "s", []byte("from a"))
+	if old := set(t, b, "s", []byte("from b")); string(old) != "from a" {
+		t.Errorf("a second handle read %q, want what the first wrote", old)
+	}
+	if old := set(t, a, "s", nil); string(old) != "from b" {
+		t.Errorf("the first handle read %q, want what the second wrote", old)
 	}
 }

@@ -12,7 +12,16 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	Run(t, func(*testing.T) crawlkit.StateStore { return &Memory{} })
+	var mu sync.Mutex
+	stores := map[string]*Memory{}
+	Run(t, func(_ *testing.T, dir string) crawlkit.StateStore {
+		mu.Lock()
+		defer mu.Unlock()
+		if stores[dir] == nil {
+			stores[dir] = &Memory{}
+		}
+		return stores[dir]
+	})
 }
 
 // lossy loses updates: it reads, then writes without holding the record,
@@ -57,12 +66,12 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-func runCheck(fn func(testing.TB, crawlkit.StateStore), s crawlkit.StateStore) []string {
+func runCheck(fn func(testing.TB, func() crawlkit.StateStore), s crawlkit.StateStore) []string {
 	r := &recorder{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		fn(r, s)
+		fn(r, func() crawlkit.StateStore { return s })
 	}()
 	<-done
 	return r.failed

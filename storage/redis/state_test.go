@@ -8,5 +8,10 @@ import (
 )
 
 func TestStateStoreConformance(t *testing.T) {
-	statetest.Run(t, func(t *testing.T) crawlkit.StateStore { return openTestDB(t).StateStore() })
+	open := dirOpener(t)
+	statetest.Run(t, func(t *testing.T, dir string) crawlkit.StateStore {
+		db := open(t, dir)
+		t.Cleanup(func() { db.Close() })
+		return db.StateStore()
+	})
 }
