@@ -66,6 +66,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 		}
 	}
 	return &Page{
+		doc:           &pageDoc{},
 		URL:           l.URL,
 		FinalURL:      resp.FinalURL.String(),
 		Depth:         l.Depth,

@@ -86,6 +86,7 @@ type Page struct {
 	RemoteAddr netip.AddrPort
 
 	finalURL *url.URL // FinalURL parsed, for the redirect target's admission
+	doc      *pageDoc // the parsed document, built on demand (HTML)
 }
 
 // Link is one link of a page.
