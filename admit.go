@@ -84,6 +84,11 @@ func (cr *Crawler) admitURL(raw, source string, depth int, link *Link) (frontier
 		cr.reject(link, ReasonScope, "")
 		return frontier.Entry{}, 0, false
 	}
+	if why := cr.filter.refuses(raw); why != "" {
+		cr.filtered(raw, why)
+		cr.reject(link, ReasonFilter, why)
+		return frontier.Entry{}, 0, false
+	}
 	if v := cr.traps.JudgeAt(cr.cfg.Now(), trap.Candidate{URL: raw, Source: source, Depth: depth}); v.Rejected() {
 		cr.trapStopped(raw, v)
 		cr.reject(link, ReasonTrap, v.Reason)

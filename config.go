@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -242,6 +245,16 @@ type Config struct {
 	// pages it fingerprints.
 	RobotsStore      robots.Store
 	FingerprintStore simhash.Store
+	// AllowURLs and DenyURLs filter URLs after the Scope: a URL (in its
+	// normalized form) matching any DenyURLs pattern, or none of a
+	// non-empty AllowURLs, is not fetched (ReasonFilter), redirect
+	// targets included. Glob writes a pattern in shell style.
+	AllowURLs, DenyURLs []*regexp.Regexp
+	// MaxRequestsPerSecond caps the requests of the whole crawl (pages,
+	// redirect hops, robots.txt files, sitemaps), across hosts, on top of
+	// each host's politeness; zero means no cap. For a crawl that must
+	// stay under a network or proxy budget.
+	MaxRequestsPerSecond float64
 	// StateStore, if set, keeps the spider-trap detector's learning in a
 	// store of the caller's, merged with what the other processes of a
 	// shared crawl learned, every second and at the end of Run (see
@@ -386,6 +399,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxDepth < 0 || c.MaxPages < 0 || c.Workers < 0 || c.MaxConnsPerHost < 0 || c.MaxLinksPerPage < 0 {
 		return c, fmt.Errorf("%w: MaxDepth, MaxPages, Workers, MaxConnsPerHost and MaxLinksPerPage must not be negative", ErrConfig)
+	}
+	if c.MaxRequestsPerSecond < 0 || math.IsNaN(c.MaxRequestsPerSecond) {
+		return c, fmt.Errorf("%w: MaxRequestsPerSecond %v: must be zero (no cap) or positive", ErrConfig, c.MaxRequestsPerSecond)
+	}
+	for i, re := range append(slices.Clone(c.AllowURLs), c.DenyURLs...) {
+		if re == nil {
+			return c, fmt.Errorf("%w: AllowURLs/DenyURLs: pattern %d is nil", ErrConfig, i)
+		}
 	}
 	if (c.Delay < 0 && c.Delay != NoDelay) || c.MaxCrawlDelay < 0 || c.RetryBackoff < 0 || c.MaxRetryWait < 0 {
 		return c, fmt.Errorf("%w: Delay (NoDelay aside), MaxCrawlDelay, RetryBackoff and MaxRetryWait must not be negative", ErrConfig)

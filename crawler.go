@@ -21,6 +21,7 @@ import (
 	"github.com/crawlkit/crawlkit/storage/pebble"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
+	"golang.org/x/time/rate"
 )
 
 // ErrAlreadyRun is returned by a second call of Run: a Crawler runs once
@@ -86,7 +87,11 @@ type Crawler struct {
 	token string
 	seeds []*url.URL
 	scope *scopeFilter
-	stats *counters
+	// filter applies AllowURLs and DenyURLs (nil without them); rate is
+	// the global request rate cap (nil without MaxRequestsPerSecond).
+	filter *urlFilter
+	rate   *rate.Limiter
+	stats  *counters
 
 	started atomic.Pointer[time.Time]
 	ran     atomic.Bool
@@ -196,6 +201,8 @@ func New(cfg Config) (*Crawler, error) {
 		token:        cfg.RobotsToken,
 		seeds:        seeds,
 		scope:        newScopeFilter(cfg, seeds),
+		filter:       newURLFilter(cfg),
+		rate:         newRate(cfg.MaxRequestsPerSecond),
 		stats:        newCounters(),
 		wake:         make(chan struct{}, 1),
 		dupURLs:      map[uint64]string{},

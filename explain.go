@@ -41,6 +41,13 @@ func (cr *Crawler) rejectAll(p *Page, why Reason) {
 	}
 }
 
+// filtered logs, once per rule, that a URL filter stops URLs.
+func (cr *Crawler) filtered(u, why string) {
+	if cr.filter.firstRefusal(why) {
+		cr.cfg.Logger.Info("URLs not fetched: a URL filter refuses them (Config.AllowURLs, Config.DenyURLs)", "rule", why, "example", u)
+	}
+}
+
 // trapStopped logs, once per stop, a trap verdict that stops a whole URL
 // pattern, host or domain, with the Config field that changes the rule.
 func (cr *Crawler) trapStopped(u string, v trap.Verdict) {

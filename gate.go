@@ -87,6 +87,9 @@ func (cr *Crawler) robotsVerdict(ctx context.Context, rawURL, host string) (why 
 // A redirect may lead to a host none of whose URLs was leased, so its
 // robots.txt and Crawl-delay are applied here.
 func (cr *Crawler) checkRequest(ctx context.Context, u *url.URL) error {
+	if err := cr.waitRate(ctx); err != nil {
+		return err
+	}
 	lw, _ := ctx.Value(leaseKey{}).(*leaseWork)
 	if lw != nil && u.String() == lw.url {
 		return nil
@@ -100,6 +103,16 @@ func (cr *Crawler) checkRequest(ctx context.Context, u *url.URL) error {
 	if !cr.inScope(u) {
 		return refuse(ReasonScope, time.Time{})
 	}
+	if cr.filter != nil {
+		s, err := urlnorm.Normalize(u.String())
+		if err != nil {
+			s = u.String()
+		}
+		if why := cr.filter.refuses(s); why != "" {
+			cr.filtered(s, why)
+			return refuse(ReasonFilter, time.Time{})
+		}
+	}
 	if cr.cfg.DangerouslyIgnoreRobotsTxt {
 		return nil
 	}
@@ -107,6 +120,17 @@ func (cr *Crawler) checkRequest(ctx context.Context, u *url.URL) error {
 		return refuse(why, retryAt)
 	}
 	return nil
+}
+
+// waitRate waits for the global request rate cap
+// (Config.MaxRequestsPerSecond), which every request of the crawl (pages,
+// redirect hops, robots.txt files, sitemaps) passes before its host's
+// politeness.
+func (cr *Crawler) waitRate(ctx context.Context) error {
+	if cr.rate == nil {
+		return nil
+	}
+	return cr.rate.Wait(ctx)
 }
 
 // inScope applies the scope to a URL about to be requested in the

@@ -298,6 +298,9 @@ func (cr *Crawler) closeAll() error {
 // guard, politeness, limits) for the robots cache, and tells the gate how
 // it went (noteRobotsFetch).
 func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Response, error) {
+	if err := cr.waitRate(ctx); err != nil {
+		return nil, err
+	}
 	resp, err := cr.robotsFetcher.Fetch(ctx, rawURL)
 	if u, perr := url.Parse(rawURL); perr == nil {
 		cr.noteRobotsFetch(urlnorm.Host(u), err)

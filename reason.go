@@ -85,6 +85,9 @@ const (
 	ReasonRetryBudget
 	// ReasonMaxPages: Config.MaxPages was reached before the URL's turn.
 	ReasonMaxPages
+	// ReasonFilter: Config.DenyURLs matched the URL, or AllowURLs did
+	// not (a redirect target too).
+	ReasonFilter
 
 	numReasons
 )
@@ -112,6 +115,7 @@ var reasonNames = [numReasons]string{
 	ReasonLinksPending:      "links-pending",
 	ReasonRetryBudget:       "retry-budget",
 	ReasonMaxPages:          "max-pages",
+	ReasonFilter:            "url-filter",
 }
 
 // String returns the reason's name, as Link.Rejected and the stats' JSON
