@@ -120,11 +120,11 @@ type Config struct {
 	// flight at once before further requests count as concurrency
 	// violations (default 1).
 	MaxPerHost int
-	// Clock returns the current time for the accounting (default
+	// Now returns the current time for the accounting (default
 	// time.Now). Tests inject a fake clock to make spacing checks
 	// deterministic. It is called with the accounting's lock held, so it
 	// must not call the Web's methods.
-	Clock func() time.Time
+	Now func() time.Time
 	// Latency delays every page and robots.txt response by this much, to
 	// simulate a slow network or server.
 	Latency time.Duration
@@ -198,8 +198,8 @@ func (c *Config) ensureDefaults() error {
 	if c.MaxPerHost == 0 {
 		c.MaxPerHost = 1
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.DripInterval <= 0 {
 		c.DripInterval = 200 * time.Millisecond

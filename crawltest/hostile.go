@@ -63,7 +63,7 @@ const (
 	// HostileTooManyRequests answers 429 with Retry-After: 120.
 	HostileTooManyRequests = "too-many-requests"
 	// HostileUnavailable answers 503 with a Retry-After HTTP date one hour
-	// after Config.Clock's now.
+	// after Config.Now's now.
 	HostileUnavailable = "unavailable"
 )
 
@@ -200,7 +200,7 @@ func (w *Web) serveHostile(rw http.ResponseWriter, r *http.Request) {
 		hdr.Set("Retry-After", "120")
 		http.Error(rw, "too many requests", http.StatusTooManyRequests)
 	case HostileUnavailable:
-		hdr.Set("Retry-After", w.cfg.Clock().Add(time.Hour).UTC().Format(http.TimeFormat))
+		hdr.Set("Retry-After", w.cfg.Now().Add(time.Hour).UTC().Format(http.TimeFormat))
 		http.Error(rw, "service unavailable", http.StatusServiceUnavailable)
 	default:
 		http.NotFound(rw, r)

@@ -124,7 +124,7 @@ func TestHostileEndpoints(t *testing.T) {
 func TestHostileRetryAfterBlocksHost(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clock := &stepClock{now: now}
-	web := newWeb(t, crawltest.Config{Hosts: 1, Clock: clock.Now})
+	web := newWeb(t, crawltest.Config{Hosts: 1, Now: clock.Now})
 	for _, c := range []struct {
 		kind string
 		wait time.Duration
