@@ -271,8 +271,9 @@ func (c *DNSCache) Len() int {
 	return len(c.entries)
 }
 
-// ResolverCalls returns how many resolver calls the cache has started.
-func (c *DNSCache) ResolverCalls() int64 {
+// resolverCalls returns how many resolver calls the cache has started (for
+// the tests).
+func (c *DNSCache) resolverCalls() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.calls

@@ -164,8 +164,8 @@ func TestDNSPrefetchAndClose(t *testing.T) {
 	ctx := context.Background()
 	c.Lookup(ctx, "a.test")
 	c.Lookup(ctx, "b.test")
-	if r.Calls("a.test") != 1 || r.Calls("b.test") != 1 || c.ResolverCalls() != 2 {
-		t.Fatalf("prefetch: calls a=%d b=%d total=%d, want 1 1 2", r.Calls("a.test"), r.Calls("b.test"), c.ResolverCalls())
+	if r.Calls("a.test") != 1 || r.Calls("b.test") != 1 || c.resolverCalls() != 2 {
+		t.Fatalf("prefetch: calls a=%d b=%d total=%d, want 1 1 2", r.Calls("a.test"), r.Calls("b.test"), c.resolverCalls())
 	}
 
 	// Close cancels a lookup stuck in the resolver and waits for it.
