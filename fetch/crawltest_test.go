@@ -129,10 +129,12 @@ func TestHostileRetryAfterBlocksHost(t *testing.T) {
 		kind string
 		wait time.Duration
 	}{{crawltest.HostileTooManyRequests, 120 * time.Second}, {crawltest.HostileUnavailable, time.Hour}} {
-		f, err := fetch.New(fetch.Config{
+		cfg := fetch.Config{
 			UserAgent: "crawlkit-test/1.0", DialContext: web.DialContext, AllowCIDRs: loopbackOnly,
-			Clock: clock, PolitenessConfig: fetch.PolitenessConfig{DelayFactor: -1},
-		})
+			PolitenessConfig: fetch.PolitenessConfig{DelayFactor: -1},
+		}
+		fetch.UseClock(&cfg, clock)
+		f, err := fetch.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,8 @@ func TestHostileRetryAfterBlocksHost(t *testing.T) {
 	}
 }
 
-// stepClock is a fetch.Clock whose After advances time at once.
+// stepClock is a clock for fetch.UseClock whose After advances time at
+// once.
 type stepClock struct {
 	mu  sync.Mutex
 	now time.Time
