@@ -101,7 +101,7 @@ type Config struct {
 	MaxDepth int
 	// RobotsVariants lists the robots.txt variants to deal out to hosts:
 	// host i gets RobotsVariants[i % len(RobotsVariants)]. Nil means
-	// AllRobotsVariants.
+	// AllRobotsVariants().
 	RobotsVariants []RobotsVariant
 	// CrawlDelay is the Crawl-delay that hosts with a Crawl-delay write in
 	// their robots.txt (default 1s; it is written in seconds with up to
@@ -174,10 +174,10 @@ func (c *Config) ensureDefaults() error {
 	if !validToken(c.Agent) {
 		return fmt.Errorf("%w: Agent %q is not a product token (letters, '-' and '_')", ErrConfig, c.Agent)
 	}
-	// Copy, so that later changes to the caller's slice (or to
-	// AllRobotsVariants) cannot change a running web.
+	// Copy, so that later changes to the caller's slice cannot change a
+	// running web.
 	if c.RobotsVariants == nil {
-		c.RobotsVariants = slices.Clone(AllRobotsVariants)
+		c.RobotsVariants = AllRobotsVariants()
 	} else {
 		c.RobotsVariants = slices.Clone(c.RobotsVariants)
 	}

@@ -67,15 +67,17 @@ const (
 	HostileUnavailable = "unavailable"
 )
 
-// AllHostileKinds lists every hostile endpoint kind.
-var AllHostileKinds = []string{
-	HostileSlowDrip, HostileStall, HostileEndless, HostileGzipBomb, HostileBrotliBomb, HostileZstdBomb,
-	HostileRedirectLoop, HostilePrivateRedirect, HostileMetadataRedirect, HostileWrongLength,
-	HostileBadCharset, HostileBinary, HostileHugeHeaders, HostileTooManyRequests, HostileUnavailable,
+// AllHostileKinds returns every hostile endpoint kind, in a new slice.
+func AllHostileKinds() []string {
+	return []string{
+		HostileSlowDrip, HostileStall, HostileEndless, HostileGzipBomb, HostileBrotliBomb, HostileZstdBomb,
+		HostileRedirectLoop, HostilePrivateRedirect, HostileMetadataRedirect, HostileWrongLength,
+		HostileBadCharset, HostileBinary, HostileHugeHeaders, HostileTooManyRequests, HostileUnavailable,
+	}
 }
 
 // HostileURL returns the URL of a hostile endpoint ("http://hostile.test/"
-// + kind). Kinds not listed in AllHostileKinds answer 404.
+// + kind). Kinds not listed by AllHostileKinds answer 404.
 func (w *Web) HostileURL(kind string) string { return "http://" + HostileHost + "/" + kind }
 
 // hostileTimeout bounds the endpoints that would otherwise only end when
