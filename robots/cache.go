@@ -311,16 +311,29 @@ const DefaultUserAgent = "crawlkit-robots/1.0"
 // behind. A robots.txt is fetched once a day or so per origin, so the
 // connection it does not reuse costs little.
 func guardedFetch(ua string, maxBytes int) FetchFunc {
+	return fetchWith(defaultFetchConfig(ua, maxBytes))
+}
+
+// defaultFetchConfig is the fetch.Config of guardedFetch: as the crawler's
+// robots.txt Fetcher (open.go), no redirects, no retries and the parse
+// limit plus the octet that tells a cut line; no politeness delay, since
+// the Cache fetches an origin's file once per TTL.
+func defaultFetchConfig(ua string, maxBytes int) fetch.Config {
 	if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
 		ua = DefaultUserAgent
 	}
-	cfg := fetch.Config{
+	return fetch.Config{
 		UserAgent:        ua,
 		MaxRedirects:     -1,
 		MaxRetries:       -1,
 		MaxBodyBytes:     int64(maxBytes) + 1,
 		PolitenessConfig: fetch.PolitenessConfig{Delay: -1, DelayFactor: -1},
 	}
+}
+
+// fetchWith is a FetchFunc over a fetch.Fetcher made from cfg for each
+// call.
+func fetchWith(cfg fetch.Config) FetchFunc {
 	return func(ctx context.Context, rawURL string) (*http.Response, error) {
 		f, err := fetch.New(cfg)
 		if err != nil {
