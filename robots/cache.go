@@ -78,8 +78,8 @@ type Config struct {
 	// Fetch, when set, is used instead of Client.
 	Fetch FetchFunc
 	// UserAgent is the User-Agent header sent with Client or the default
-	// fetcher (DefaultUserAgent when empty there). It is not used with
-	// Fetch.
+	// fetcher ("crawlkit-robots/1.0" when empty there: the fetch package
+	// requires one). It is not used with Fetch.
 	UserAgent string
 
 	// GoogleExtensions enables leniencies of Google's reference parser that
@@ -301,9 +301,9 @@ func NewCache(cfg Config) *Cache {
 	return c
 }
 
-// DefaultUserAgent is sent by the default fetcher of a Config without a
+// defaultUserAgent is sent by the default fetcher of a Config without a
 // UserAgent; the fetch package requires one.
-const DefaultUserAgent = "crawlkit-robots/1.0"
+const defaultUserAgent = "crawlkit-robots/1.0"
 
 // guardedFetch is the FetchFunc of a Config without Client or Fetch: a
 // fetch.Fetcher per robots.txt, so that the address guard applies and the
@@ -320,7 +320,7 @@ func guardedFetch(ua string, maxBytes int) FetchFunc {
 // the Cache fetches an origin's file once per TTL.
 func defaultFetchConfig(ua string, maxBytes int) fetch.Config {
 	if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
-		ua = DefaultUserAgent
+		ua = defaultUserAgent
 	}
 	return fetch.Config{
 		UserAgent:        ua,

@@ -20,8 +20,8 @@ func TestDefaultFetcherOverLoopback(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
-		if ua := r.Header.Get("User-Agent"); ua != DefaultUserAgent {
-			t.Errorf("User-Agent %q, want %q", ua, DefaultUserAgent)
+		if ua := r.Header.Get("User-Agent"); ua != defaultUserAgent {
+			t.Errorf("User-Agent %q, want %q", ua, defaultUserAgent)
 		}
 		switch r.URL.Path {
 		case "/robots.txt":
