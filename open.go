@@ -145,13 +145,13 @@ func (cr *Crawler) open() error {
 		return fmt.Errorf("crawlkit: %w", err)
 	}
 	cr.robots = robots.NewCache(robots.Config{
-		Fetch: cr.fetchRobots,
-		Parse: robots.Options{MaxCrawlDelay: cfg.MaxCrawlDelay},
-		Store: robotsStore,
+		Fetch:         cr.fetchRobots,
+		MaxCrawlDelay: cfg.MaxCrawlDelay,
+		Store:         robotsStore,
 		OnStoreError: func(origin string, err error) {
 			cfg.Logger.Warn("robots store error", "origin", origin, "err", err)
 		},
-		Clock: cfg.Now,
+		Now: cfg.Now,
 	})
 
 	if cfg.Queue != nil {

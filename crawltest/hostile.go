@@ -63,19 +63,21 @@ const (
 	// HostileTooManyRequests answers 429 with Retry-After: 120.
 	HostileTooManyRequests = "too-many-requests"
 	// HostileUnavailable answers 503 with a Retry-After HTTP date one hour
-	// after Config.Clock's now.
+	// after Config.Now's now.
 	HostileUnavailable = "unavailable"
 )
 
-// AllHostileKinds lists every hostile endpoint kind.
-var AllHostileKinds = []string{
-	HostileSlowDrip, HostileStall, HostileEndless, HostileGzipBomb, HostileBrotliBomb, HostileZstdBomb,
-	HostileRedirectLoop, HostilePrivateRedirect, HostileMetadataRedirect, HostileWrongLength,
-	HostileBadCharset, HostileBinary, HostileHugeHeaders, HostileTooManyRequests, HostileUnavailable,
+// AllHostileKinds returns every hostile endpoint kind, in a new slice.
+func AllHostileKinds() []string {
+	return []string{
+		HostileSlowDrip, HostileStall, HostileEndless, HostileGzipBomb, HostileBrotliBomb, HostileZstdBomb,
+		HostileRedirectLoop, HostilePrivateRedirect, HostileMetadataRedirect, HostileWrongLength,
+		HostileBadCharset, HostileBinary, HostileHugeHeaders, HostileTooManyRequests, HostileUnavailable,
+	}
 }
 
 // HostileURL returns the URL of a hostile endpoint ("http://hostile.test/"
-// + kind). Kinds not listed in AllHostileKinds answer 404.
+// + kind). Kinds not listed by AllHostileKinds answer 404.
 func (w *Web) HostileURL(kind string) string { return "http://" + HostileHost + "/" + kind }
 
 // hostileTimeout bounds the endpoints that would otherwise only end when
@@ -200,7 +202,7 @@ func (w *Web) serveHostile(rw http.ResponseWriter, r *http.Request) {
 		hdr.Set("Retry-After", "120")
 		http.Error(rw, "too many requests", http.StatusTooManyRequests)
 	case HostileUnavailable:
-		hdr.Set("Retry-After", w.cfg.Clock().Add(time.Hour).UTC().Format(http.TimeFormat))
+		hdr.Set("Retry-After", w.cfg.Now().Add(time.Hour).UTC().Format(http.TimeFormat))
 		http.Error(rw, "service unavailable", http.StatusServiceUnavailable)
 	default:
 		http.NotFound(rw, r)

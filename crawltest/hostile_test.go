@@ -23,7 +23,7 @@ func newHostileWeb(t *testing.T, clock *fakeClock) *crawltest.Web {
 	web, err := crawltest.NewWeb(crawltest.Config{
 		Hosts: 1, PagesPerHost: 2, NoTraps: true,
 		DripInterval: time.Millisecond, BombSize: 8 << 20, EndlessSize: 64 << 20,
-		Clock: clock.Now,
+		Now: clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func TestHostName(t *testing.T) {
 	}
 }
 
-// heldClock is a Config.Clock that returns base plus one millisecond per
+// heldClock is a Config.Now that returns base plus one millisecond per
 // call, and that can hold one call until released.
 type heldClock struct {
 	mu      sync.Mutex
@@ -129,7 +129,7 @@ func (c *heldClock) Now() time.Time {
 // leave B measuring a negative gap from an end that came after it.
 func TestAccountingClockOrder(t *testing.T) {
 	clock := &heldClock{base: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), entered: make(chan struct{}), release: make(chan struct{})}
-	web, err := NewWeb(Config{Hosts: 1, PagesPerHost: 3, MaxPerHost: 2, Clock: clock.Now})
+	web, err := NewWeb(Config{Hosts: 1, PagesPerHost: 3, MaxPerHost: 2, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

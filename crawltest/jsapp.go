@@ -493,12 +493,12 @@ func (w *Web) JSReport() JSReport {
 
 // serveJS answers a request to JSHost.
 func (w *Web) serveJS(rw http.ResponseWriter, r *http.Request) {
-	w.js.begin(r, w.cfg.Clock)
+	w.js.begin(r, w.cfg.Now)
 	ended := false
 	end := func() {
 		if !ended {
 			ended = true
-			w.js.end(r, w.cfg.Clock)
+			w.js.end(r, w.cfg.Now)
 		}
 	}
 	defer end()

@@ -18,7 +18,7 @@ import (
 // characters decoded, RFC 9309 §2.2.2; so "Allow: /private/*.html$" does
 // not cover /private/x.html?utm_source=feed) or the canonical target of the
 // URL it names (so /docs/../private/x.html is caught too). Politeness is judged per virtual host, with the time from
-// Config.Clock. A request is in flight from its arrival until its response
+// Config.Now. A request is in flight from its arrival until its response
 // is ready to be written (after Config.Latency); it ends at that moment. A
 // request that arrives while MaxPerHost requests to its host are in flight
 // is a concurrency violation; a request that arrives, with none in flight,
@@ -151,7 +151,7 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 	// The clock is read under the lock, so that arrivals and ends are
 	// accounted in the order of their times: read before it, a request's
 	// arrival could be accounted after the end of a request it overlapped.
-	now := a.web.cfg.Clock()
+	now := a.web.cfg.Now()
 	hs := a.hosts[h]
 	if hs == nil {
 		hs = &hostState{}
@@ -216,7 +216,7 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 	return func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		now := a.web.cfg.Clock()
+		now := a.web.cfg.Now()
 		if a.hosts[h] != hs {
 			return // the report was reset meanwhile
 		}

@@ -46,7 +46,7 @@ func pageIn(t *testing.T, web *crawltest.Web, host, prefix string) string {
 
 func TestReportCountsRequestsAndDuplicates(t *testing.T) {
 	clock := newFakeClock()
-	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 2, PagesPerHost: 20, Clock: clock.Now, NoTraps: true})
+	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 2, PagesPerHost: 20, Now: clock.Now, NoTraps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestReportCatchesRobotsIgnoringClient(t *testing.T) {
 func TestReportCatchesImpoliteClient(t *testing.T) {
 	clock := newFakeClock()
 	web, err := crawltest.NewWeb(crawltest.Config{
-		Hosts: 4, PagesPerHost: 10, NoTraps: true, Clock: clock.Now,
+		Hosts: 4, PagesPerHost: 10, NoTraps: true, Now: clock.Now,
 		MinGap: 500 * time.Millisecond, CrawlDelay: 2 * time.Second,
 	})
 	if err != nil {
@@ -225,7 +225,7 @@ func testConcurrency(t *testing.T, clock *fakeClock, first, second string, want 
 	release := make(chan struct{})
 	var once sync.Once
 	web, err := crawltest.NewWeb(crawltest.Config{
-		Hosts: 2, PagesPerHost: 10, NoTraps: true, Clock: clock.Now,
+		Hosts: 2, PagesPerHost: 10, NoTraps: true, Now: clock.Now,
 		OnRequest: func(r *http.Request) {
 			if r.URL.Path == "/" && r.Host == strings.TrimPrefix(strings.TrimSuffix(first, "/"), "http://") {
 				once.Do(func() {
@@ -267,7 +267,7 @@ func testConcurrency(t *testing.T, clock *fakeClock, first, second string, want 
 
 func TestReportPoliteCrawlIsClean(t *testing.T) {
 	clock := newFakeClock()
-	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 8, PagesPerHost: 20, Clock: clock.Now, MinGap: time.Second, MaxDepth: 3})
+	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 8, PagesPerHost: 20, Now: clock.Now, MinGap: time.Second, MaxDepth: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,10 +42,13 @@ const (
 
 var robotsNames = [...]string{"disallow", "missing", "unavailable", "crawl-delay", "agent-group", "wildcard"}
 
-// AllRobotsVariants lists every variant, the default for
-// Config.RobotsVariants.
-var AllRobotsVariants = []RobotsVariant{
-	RobotsDisallow, RobotsMissing, RobotsUnavailable, RobotsCrawlDelay, RobotsAgentGroup, RobotsWildcard,
+// AllRobotsVariants returns every variant, the default for
+// Config.RobotsVariants: a new slice on every call, so that no importer
+// changes another's default.
+func AllRobotsVariants() []RobotsVariant {
+	return []RobotsVariant{
+		RobotsDisallow, RobotsMissing, RobotsUnavailable, RobotsCrawlDelay, RobotsAgentGroup, RobotsWildcard,
+	}
 }
 
 // String returns the variant's name, such as "crawl-delay".

@@ -24,7 +24,7 @@ import (
 // link folder and a robots.txt evaluator written independently of the
 // package (net/url resolution, regexp matching).
 
-// fakeClock is a manually advanced clock for Config.Clock.
+// fakeClock is a manually advanced clock for Config.Now.
 type fakeClock struct {
 	mu sync.Mutex
 	t  time.Time

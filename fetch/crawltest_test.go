@@ -124,15 +124,17 @@ func TestHostileEndpoints(t *testing.T) {
 func TestHostileRetryAfterBlocksHost(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clock := &stepClock{now: now}
-	web := newWeb(t, crawltest.Config{Hosts: 1, Clock: clock.Now})
+	web := newWeb(t, crawltest.Config{Hosts: 1, Now: clock.Now})
 	for _, c := range []struct {
 		kind string
 		wait time.Duration
 	}{{crawltest.HostileTooManyRequests, 120 * time.Second}, {crawltest.HostileUnavailable, time.Hour}} {
-		f, err := fetch.New(fetch.Config{
+		cfg := fetch.Config{
 			UserAgent: "crawlkit-test/1.0", DialContext: web.DialContext, AllowCIDRs: loopbackOnly,
-			Clock: clock, PolitenessConfig: fetch.PolitenessConfig{DelayFactor: -1},
-		})
+			PolitenessConfig: fetch.PolitenessConfig{DelayFactor: -1},
+		}
+		fetch.UseClock(&cfg, clock)
+		f, err := fetch.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,8 @@ func TestHostileRetryAfterBlocksHost(t *testing.T) {
 	}
 }
 
-// stepClock is a fetch.Clock whose After advances time at once.
+// stepClock is a clock for fetch.UseClock whose After advances time at
+// once.
 type stepClock struct {
 	mu  sync.Mutex
 	now time.Time

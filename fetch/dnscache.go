@@ -62,8 +62,8 @@ type DNSConfig struct {
 	// host's cached addresses invalidate its entry, so the next dial looks
 	// the name up again (the host may have moved). Default 3.
 	FailureThreshold int
-	// Clock supplies time for expiry. Default SystemClock.
-	Clock Clock
+	// Now returns the current time for expiry; nil means time.Now.
+	Now func() time.Time
 }
 
 func (c *DNSConfig) ensureDefaults() {
@@ -94,8 +94,8 @@ func (c *DNSConfig) ensureDefaults() {
 	if c.FailureThreshold <= 0 {
 		c.FailureThreshold = 3
 	}
-	if c.Clock == nil {
-		c.Clock = SystemClock{}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 }
 
@@ -163,7 +163,7 @@ func (c *DNSCache) Lookup(ctx context.Context, host string) ([]netip.Addr, error
 // start returns the settled entry for host (done == nil), or the channel of
 // the lookup in flight for it, starting one if needed.
 func (c *DNSCache) start(host string) (<-chan struct{}, *dnsEntry) {
-	now := c.cfg.Clock.Now()
+	now := c.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -198,7 +198,7 @@ func (c *DNSCache) resolve(e *dnsEntry) {
 	if err == nil && len(addrs) == 0 {
 		err = &net.DNSError{Err: "no addresses", Name: e.host, IsNotFound: true}
 	}
-	now := c.cfg.Clock.Now()
+	now := c.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -271,8 +271,9 @@ func (c *DNSCache) Len() int {
 	return len(c.entries)
 }
 
-// ResolverCalls returns how many resolver calls the cache has started.
-func (c *DNSCache) ResolverCalls() int64 {
+// resolverCalls returns how many resolver calls the cache has started (for
+// the tests).
+func (c *DNSCache) resolverCalls() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.calls

@@ -12,7 +12,7 @@ import (
 func TestDNSSingleFlight(t *testing.T) {
 	r := newFakeResolver("a.test", "192.0.2.1")
 	r.gate = make(chan struct{})
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: newFakeClock()})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: newFakeClock().Now})
 	defer c.Close()
 
 	const n = 100
@@ -52,7 +52,7 @@ func TestDNSTTL(t *testing.T) {
 	clock := newFakeClock()
 	r := newFakeResolver("a.test", "192.0.2.1")
 	r.ttl = 2 * time.Minute
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: clock, MinTTL: time.Minute, MaxTTL: 10 * time.Minute})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: clock.Now, MinTTL: time.Minute, MaxTTL: 10 * time.Minute})
 	defer c.Close()
 	ctx := context.Background()
 	lookup := func() {
@@ -95,7 +95,7 @@ func TestDNSTTL(t *testing.T) {
 func TestDNSNegativeCaching(t *testing.T) {
 	clock := newFakeClock()
 	r := newFakeResolver()
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: clock, NegativeTTL: 30 * time.Second})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: clock.Now, NegativeTTL: 30 * time.Second})
 	defer c.Close()
 	ctx := context.Background()
 	for range 3 {
@@ -117,7 +117,7 @@ func TestDNSNegativeCaching(t *testing.T) {
 
 func TestDNSBoundedLRU(t *testing.T) {
 	r := newFakeResolver("a.test", "192.0.2.1", "b.test", "192.0.2.2", "c.test", "192.0.2.3")
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: newFakeClock(), MaxEntries: 2})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: newFakeClock().Now, MaxEntries: 2})
 	defer c.Close()
 	ctx := context.Background()
 	c.Lookup(ctx, "a.test")
@@ -136,7 +136,7 @@ func TestDNSBoundedLRU(t *testing.T) {
 
 func TestDNSInvalidateAfterConnectFailures(t *testing.T) {
 	r := newFakeResolver("a.test", "192.0.2.1")
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: newFakeClock(), FailureThreshold: 3})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: newFakeClock().Now, FailureThreshold: 3})
 	defer c.Close()
 	ctx := context.Background()
 	c.Lookup(ctx, "a.test")
@@ -159,13 +159,13 @@ func TestDNSInvalidateAfterConnectFailures(t *testing.T) {
 
 func TestDNSPrefetchAndClose(t *testing.T) {
 	r := newFakeResolver("a.test", "192.0.2.1", "b.test", "192.0.2.2")
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: newFakeClock()})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: newFakeClock().Now})
 	c.Prefetch("a.test", "b.test", "192.0.2.9")
 	ctx := context.Background()
 	c.Lookup(ctx, "a.test")
 	c.Lookup(ctx, "b.test")
-	if r.Calls("a.test") != 1 || r.Calls("b.test") != 1 || c.ResolverCalls() != 2 {
-		t.Fatalf("prefetch: calls a=%d b=%d total=%d, want 1 1 2", r.Calls("a.test"), r.Calls("b.test"), c.ResolverCalls())
+	if r.Calls("a.test") != 1 || r.Calls("b.test") != 1 || c.resolverCalls() != 2 {
+		t.Fatalf("prefetch: calls a=%d b=%d total=%d, want 1 1 2", r.Calls("a.test"), r.Calls("b.test"), c.resolverCalls())
 	}
 
 	// Close cancels a lookup stuck in the resolver and waits for it.
@@ -180,7 +180,7 @@ func TestDNSPrefetchAndClose(t *testing.T) {
 func TestDNSCallerCancelDoesNotFailOthers(t *testing.T) {
 	r := newFakeResolver("a.test", "192.0.2.1")
 	r.gate = make(chan struct{})
-	c := NewDNSCache(DNSConfig{Resolver: r, Clock: newFakeClock()})
+	c := NewDNSCache(DNSConfig{Resolver: r, Now: newFakeClock().Now})
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

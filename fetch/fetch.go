@@ -141,7 +141,7 @@ type Config struct {
 	MaxPolitenessWait time.Duration
 	// Contacted, if set, is told of every request the Fetcher sends (each
 	// attempt and redirect hop), after it ends, with its politeness host key
-	// and its start and end on Clock. Set it to another Politeness's
+	// and its start and end on Now. Set it to another Politeness's
 	// Contacted method to make this Fetcher's requests count toward that
 	// one's spacing: a crawler's robots.txt Fetcher, which has a politeness
 	// model of its own, so that the first page does not follow robots.txt
@@ -213,9 +213,14 @@ type Config struct {
 	// Client.Jar follow their own scope.
 	Header http.Header
 
-	// Clock supplies time for politeness waits (default SystemClock). The
-	// I/O timeouts above use real time, as the network does.
-	Clock Clock
+	// Now returns the current time for politeness (when a host is ready,
+	// and the start and end of its requests) and DNS expiry; nil means
+	// time.Now. Waiting for a host is a real timer for the time Now says
+	// is left. The I/O timeouts above use real time, as the network does.
+	Now func() time.Time
+	// after is the timer of politeness and retry waits (time.After); the
+	// package's tests replace it with one that advances their fake Now.
+	after func(time.Duration) <-chan time.Time
 	// Rand returns uniform values in [0, 1) for retry jitter (default
 	// math/rand/v2.Float64).
 	Rand func() float64
@@ -261,8 +266,11 @@ func (c *Config) ensureDefaults() {
 	if c.HostKey == nil {
 		c.HostKey = urlnorm.Host
 	}
-	if c.Clock == nil {
-		c.Clock = SystemClock{}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.after == nil {
+		c.after = time.After
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Float64
@@ -288,7 +296,7 @@ type Fetcher struct {
 	ownDNS      bool
 	pol         *Politeness
 	watch       *watchdogs
-	sysClock    bool // cfg.Clock is SystemClock
+	sysClock    bool // cfg.Now was nil: time.Now
 	dialer      *guardedDialer
 	sharedConns bool        // the connection pool is another Fetcher's (Config.ShareConns)
 	header      http.Header // request header template
@@ -305,8 +313,9 @@ func New(cfg Config) (*Fetcher, error) {
 	if strings.ContainsAny(cfg.UserAgent, "\r\n") {
 		return nil, fmt.Errorf("%w: User-Agent contains a line break", ErrNoUserAgent)
 	}
+	sysClock := cfg.Now == nil
 	cfg.ensureDefaults()
-	f := &Fetcher{cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: make(http.Header, len(cfg.Header)+3), closing: make(chan struct{})}
+	f := &Fetcher{sysClock: sysClock, cfg: cfg, dns: cfg.DNS, pol: cfg.Politeness, header: make(http.Header, len(cfg.Header)+3), closing: make(chan struct{})}
 	for k, v := range cfg.Header {
 		// Canonical keys, so that a default the Fetcher sets or a caller's
 		// Request.Header overrides replaces the field instead of being
@@ -328,8 +337,8 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if f.dns == nil {
 		dc := cfg.DNSConfig
-		if dc.Clock == nil {
-			dc.Clock = cfg.Clock
+		if dc.Now == nil {
+			dc.Now = cfg.Now
 		}
 		f.dns = NewDNSCache(dc)
 		f.ownDNS = true
@@ -337,7 +346,6 @@ func New(cfg Config) (*Fetcher, error) {
 	if f.pol == nil {
 		f.pol = NewPoliteness(cfg.PolitenessConfig)
 	}
-	_, f.sysClock = cfg.Clock.(SystemClock)
 	if o := cfg.ShareConns; o != nil {
 		f.client = http.Client{Transport: o.client.Transport}
 		f.transport, f.guard, f.traceGuard, f.dialer = o.transport, o.guard, o.traceGuard, o.dialer
@@ -476,7 +484,7 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 		}
 		wait := f.retryDelay(attempt)
 		retryHost := f.cfg.HostKey(retryURL)
-		if now := f.cfg.Clock.Now(); f.pol.ReadyAt(retryHost, now).Sub(now) > f.cfg.MaxPolitenessWait {
+		if now := f.cfg.Now(); f.pol.ReadyAt(retryHost, now).Sub(now) > f.cfg.MaxPolitenessWait {
 			// The host is blocked for longer than we wait: give up now and
 			// let the failure count.
 			f.pol.fail(retryHost, retryURL.String(), now)
@@ -487,7 +495,7 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 			return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), ctx.Err())
 		case <-f.closing:
 			return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), ErrClosed)
-		case <-f.cfg.Clock.After(wait):
+		case <-f.cfg.after(wait):
 		}
 	}
 }
@@ -558,7 +566,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 		budget -= ex.end.Sub(realStart)
 		ended := ex.end
 		if !f.sysClock {
-			ended = f.cfg.Clock.Now()
+			ended = f.cfg.Now()
 		}
 		out := Outcome{URL: cur.String(), Status: ex.status}
 		if ex.err != nil && !ex.aborted && !isPolicyError(ex.err) {
@@ -678,10 +686,9 @@ func (f *Fetcher) retryable(ex exchangeResult, o Outcome) bool {
 // acquire waits until politeness admits a request to host and returns the
 // admission time.
 func (f *Fetcher) acquire(ctx context.Context, host string) (time.Time, error) {
-	clock := f.cfg.Clock
-	now := clock.Now()
+	now := f.cfg.Now()
 	deadline := now.Add(f.cfg.MaxPolitenessWait)
-	for ; ; now = clock.Now() {
+	for ; ; now = f.cfg.Now() {
 		ok, at, released := f.pol.tryAcquire(host, now)
 		if ok {
 			return now, nil
@@ -691,12 +698,12 @@ func (f *Fetcher) acquire(ctx context.Context, host string) (time.Time, error) {
 			if at.After(deadline) {
 				return time.Time{}, &HostBlockedError{Host: host, Until: at}
 			}
-			wake = clock.After(at.Sub(now))
+			wake = f.cfg.after(at.Sub(now))
 		} else {
 			if !now.Before(deadline) {
 				return time.Time{}, &HostBlockedError{Host: host, Until: now}
 			}
-			wake = clock.After(deadline.Sub(now))
+			wake = f.cfg.after(deadline.Sub(now))
 		}
 		select {
 		case <-ctx.Done():
@@ -1021,7 +1028,7 @@ type watchdogs struct {
 	tick time.Duration
 	// now reads real time for the deadlines and the requests' timing
 	// (time.Now). Tests replace it, under mu and before the first request,
-	// together with a fake Config.Clock (with SystemClock the politeness
+	// together with a fake Config.Now (with time.Now the politeness
 	// timestamps are used as request start times instead).
 	now    func() time.Time
 	mu     sync.Mutex

@@ -402,7 +402,7 @@ func TestFetchRetries(t *testing.T) {
 	}))
 	clock := newFakeClock()
 	f := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.PolitenessConfig = PolitenessConfig{Delay: 2 * time.Second, DelayFactor: -1}
 	})
 	resp, err := f.Fetch(context.Background(), "http://flaky.test/")
@@ -448,7 +448,7 @@ func TestFetchRetryAfterBlocksHostOnInjectedClock(t *testing.T) {
 	}))
 	clock := newFakeClock()
 	f := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.PolitenessConfig = PolitenessConfig{DelayFactor: -1}
 	})
 	ctx := context.Background()
@@ -1033,7 +1033,7 @@ func TestFetchCallerCancelIsNotHostFailure(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // runs before the server's Close
 	clock := newFakeClock()
 	f := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.PolitenessConfig = backoffPoliteness
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1057,7 +1057,7 @@ func TestFetchCallerCancelIsNotHostFailure(t *testing.T) {
 	}
 
 	g := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.PolitenessConfig = backoffPoliteness
 		c.Timeout = 10 * time.Second
 		c.MaxRetries = -1
@@ -1130,7 +1130,7 @@ func TestFetchCloseEndsInFlightFetches(t *testing.T) {
 		<-clock.waiting
 		close(started)
 	}()
-	g := newTestFetcher(t, web, func(c *Config) { c.Clock = clock; c.PolitenessConfig = pol })
+	g := newTestFetcher(t, web, func(c *Config) { UseClock(c, clock); c.PolitenessConfig = pol })
 	g.Politeness().BlockUntil("blocked.test", clock.now.Add(30*time.Second))
 	waitClosed("awaiting politeness", g, started, "blocked.test")
 
@@ -1140,7 +1140,7 @@ func TestFetchCloseEndsInFlightFetches(t *testing.T) {
 		<-clock.waiting
 		close(started)
 	}()
-	h := newTestFetcher(t, web, func(c *Config) { c.Clock = clock; c.PolitenessConfig = pol })
+	h := newTestFetcher(t, web, func(c *Config) { UseClock(c, clock); c.PolitenessConfig = pol })
 	waitClosed("awaiting a retry", h, started, "retry.test")
 }
 

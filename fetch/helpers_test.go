@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// fakeClock is a Clock whose After advances time at once, so politeness
+// fakeClock is a testClock whose After advances time at once, so politeness
 // waits take no real time and tests see exactly how long was waited.
 type fakeClock struct {
 	mu     sync.Mutex
@@ -131,9 +131,9 @@ func newTestFetcher(t testing.TB, web *virtualWeb, mod func(*Config)) *Fetcher {
 		UserAgent:        "crawlkit-test/1.0 (+https://example.invalid/bot)",
 		AllowCIDRs:       loopback,
 		PolitenessConfig: fastPoliteness,
-		Clock:            newFakeClock(),
 		Rand:             func() float64 { return 0.5 },
 	}
+	UseClock(&cfg, newFakeClock())
 	if web != nil {
 		cfg.DialContext = web.Dial
 	}
@@ -150,7 +150,7 @@ func newTestFetcher(t testing.TB, web *virtualWeb, mod func(*Config)) *Fetcher {
 
 // useIOClock makes f read c for its I/O deadlines and request timing instead
 // of real time, so a test can move time on and run the deadline checks
-// itself (checkDeadlines). f must have a fake Config.Clock and no request in
+// itself (checkDeadlines). f must have a fake clock (UseClock) and no request in
 // flight.
 func useIOClock(f *Fetcher, c *fakeClock) {
 	f.watch.mu.Lock()
@@ -161,7 +161,7 @@ func useIOClock(f *Fetcher, c *fakeClock) {
 // checkDeadlines runs f's deadline checks now, as its ticker would.
 func checkDeadlines(f *Fetcher) { f.watch.check() }
 
-// stuckClock is a Clock whose After never fires and reports each call on
+// stuckClock is a testClock whose After never fires and reports each call on
 // waiting, so a test knows when a fetch is waiting for politeness.
 type stuckClock struct {
 	now     time.Time

@@ -55,7 +55,7 @@ func TestPolitenessHeldUnderConcurrency(t *testing.T) {
 	log := newHostLog()
 	web := newVirtualWeb(t, log)
 	f := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = SystemClock{}
+		UseClock(c, nil)
 		c.PolitenessConfig = PolitenessConfig{Delay: minDelay, DelayFactor: -1}
 	})
 	jobs := make(chan string)
@@ -128,7 +128,7 @@ func TestPolitenessConcurrencyCapUnderLoad(t *testing.T) {
 		log.mu.Unlock()
 	}))
 	f := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = SystemClock{}
+		UseClock(c, nil)
 		c.PolitenessConfig = PolitenessConfig{Delay: -1, DelayFactor: -1, MaxConcurrent: 3}
 	})
 	var wg sync.WaitGroup
@@ -158,11 +158,11 @@ func TestFetcherContactedSpacesAnotherPoliteness(t *testing.T) {
 	}))
 	clock := newFakeClock()
 	pages := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.PolitenessConfig = PolitenessConfig{Delay: time.Second, DelayFactor: -1}
 	})
 	robots := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.PolitenessConfig = PolitenessConfig{Delay: time.Second, DelayFactor: -1}
 		c.Contacted = pages.Politeness().Contacted
 	})
@@ -198,7 +198,7 @@ func TestFetcherNoDelay(t *testing.T) {
 			fmt.Fprint(w, "ok")
 		}))
 		f := newTestFetcher(t, web, func(cf *Config) {
-			cf.Clock = clock
+			UseClock(cf, clock)
 			cf.PolitenessConfig = c.cfg
 		})
 		const n = 20

@@ -49,7 +49,7 @@ func crawlSite(t *testing.T, good int, bad ...string) siteCrawl {
 	start := clock.Now()
 	pol := NewPoliteness(PolitenessConfig{Delay: time.Second, Rand: func() float64 { return 0.5 }})
 	f := newTestFetcher(t, web, func(c *Config) {
-		c.Clock = clock
+		UseClock(c, clock)
 		c.Politeness = pol
 	})
 	fr, err := frontier.New(frontier.Options{Politeness: pol, Now: clock.Now, LeaseTTL: time.Hour})

@@ -41,9 +41,8 @@ type StubResolver struct {
 	Attempts int
 	// Dial opens connections to the servers (default net.Dialer).
 	Dial DialFunc
-	// Clock times the re-reading of /etc/resolv.conf (default
-	// SystemClock).
-	Clock Clock
+	// Now times the re-reading of /etc/resolv.conf; nil means time.Now.
+	Now func() time.Time
 
 	confPath string // the resolv.conf file; tests set it (default /etc/resolv.conf)
 
@@ -110,11 +109,11 @@ func (r *StubResolver) servers() ([]string, error) {
 	if len(r.Servers) > 0 {
 		return r.Servers, nil
 	}
-	var clock Clock = SystemClock{}
-	if r.Clock != nil {
-		clock = r.Clock
+	clock := time.Now
+	if r.Now != nil {
+		clock = r.Now
 	}
-	now := clock.Now()
+	now := clock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.sysRead.IsZero() && now.Sub(r.sysRead) < resolvConfMaxAge {

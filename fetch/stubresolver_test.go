@@ -214,7 +214,7 @@ func TestStubResolverFeedsDNSCacheTTL(t *testing.T) {
 	dns := newFakeDNS(t)
 	dns.add(rr("a.test.", 90, &dnsmessage.AResource{A: [4]byte{192, 0, 2, 1}}))
 	clock := newFakeClock()
-	c := NewDNSCache(DNSConfig{Resolver: &StubResolver{Servers: []string{dns.addr}}, Clock: clock})
+	c := NewDNSCache(DNSConfig{Resolver: &StubResolver{Servers: []string{dns.addr}}, Now: clock.Now})
 	defer c.Close()
 	ctx := context.Background()
 	c.Lookup(ctx, "a.test")
@@ -298,7 +298,7 @@ func TestStubResolverCachesResolvConf(t *testing.T) {
 	var mu sync.Mutex
 	dialled := map[string]bool{}
 	clock := newFakeClock()
-	r := &StubResolver{Clock: clock, confPath: conf, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	r := &StubResolver{Now: clock.Now, confPath: conf, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		mu.Lock()
 		dialled[addr] = true
 		mu.Unlock()
@@ -333,7 +333,7 @@ func TestStubResolverCachesResolvConf(t *testing.T) {
 	resolveVia("resolv.conf gone", "192.0.2.54:53")
 
 	// Without servers from the start, the error says so.
-	empty := &StubResolver{Clock: clock, confPath: conf}
+	empty := &StubResolver{Now: clock.Now, confPath: conf}
 	if _, _, err := empty.Resolve(context.Background(), "a.test"); !errors.Is(err, errNoServers) {
 		t.Errorf("no resolv.conf: err = %v, want errNoServers", err)
 	}

@@ -39,9 +39,13 @@ const (
 	DefaultMaxTabRenders = 100
 )
 
-// DefaultSkipTypes are the resource types not loaded by default: they cost
-// requests and politeness budget and never add links to the DOM.
-var DefaultSkipTypes = []string{"Image", "Media", "Font", "Ping", "CSPViolationReport", "Manifest"}
+// DefaultSkipTypes returns the resource types not loaded by default: they
+// cost requests and politeness budget and never add links to the DOM. A new
+// slice on every call, so that no importer changes another's default.
+func DefaultSkipTypes() []string { return slices.Clone(defaultSkipTypes) }
+
+// defaultSkipTypes is the list DefaultSkipTypes copies; never modified.
+var defaultSkipTypes = []string{"Image", "Media", "Font", "Ping", "CSPViolationReport", "Manifest"}
 
 // Config configures a Chromium renderer. Every zero field takes a safe
 // default; Fetcher or UserAgent is required.
@@ -87,7 +91,7 @@ type Config struct {
 	// behind (memory, cookies, storage).
 	MaxTabRenders int
 	// SkipTypes lists the browser resource types that are not loaded
-	// (default DefaultSkipTypes); an empty non-nil slice loads everything.
+	// (default DefaultSkipTypes()); an empty non-nil slice loads everything.
 	SkipTypes []string
 	// Extract configures link and text extraction from the rendered DOM.
 	Extract extract.Options
@@ -102,8 +106,7 @@ type Config struct {
 // profile. Start attempts are spaced so that a browser that cannot start
 // is not started in a loop: the next attempt is due 1 s after the last
 // one, twice as long after each failed one, up to 1 min; until it is due,
-// renders fail at once with ErrBrowserExited. PID changes with each new
-// browser.
+// renders fail at once with ErrBrowserExited.
 type Chromium struct {
 	cfg        Config
 	guard      *fetch.Guard
@@ -162,7 +165,7 @@ func New(cfg Config) (*Chromium, error) {
 		cfg.MaxTabRenders = DefaultMaxTabRenders
 	}
 	if cfg.SkipTypes == nil {
-		cfg.SkipTypes = DefaultSkipTypes
+		cfg.SkipTypes = defaultSkipTypes
 	}
 	exe := cfg.ExecPath
 	if exe == "" {
@@ -476,20 +479,22 @@ func proxyTarget(b []byte) string {
 	return u.Host
 }
 
-// Escaped reports the connections the browser opened by itself, past
+// escapedConns reports the connections the browser opened by itself, past
 // request interception, to its proxy (the sink, which answers nothing):
 // how many, and the distinct host:port targets they asked for (at most
 // 64). Page requests never get there; Chromium's own background services
 // (component updates, account checks) that its flags do not silence do.
-func (c *Chromium) Escaped() (n int64, targets []string) {
+// Only the package's tests read it (export_test.go).
+func (c *Chromium) escapedConns() (n int64, targets []string) {
 	c.escMu.Lock()
 	defer c.escMu.Unlock()
 	return c.escaped.Load(), slices.Clone(c.escTargets)
 }
 
-// PID returns the process id of the browser (0 if unknown), for monitoring
-// its memory. It changes when the browser is restarted after it exited.
-func (c *Chromium) PID() int {
+// browserPID returns the process id of the browser (0 if unknown). It
+// changes when the browser is restarted after it exited. Only the
+// package's tests and benchmarks read it (export_test.go).
+func (c *Chromium) browserPID() int {
 	if inst := c.cur.Load(); inst != nil {
 		return inst.pid
 	}

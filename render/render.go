@@ -23,8 +23,7 @@
 // Result.Blocked with the reason. As a second line of defence, the browser is
 // started with a proxy that is a local sink which answers nothing, so a
 // connection that escaped interception (a WebSocket, a preconnect, the
-// browser's own background services) reaches nothing; Chromium.Escaped
-// reports them.
+// browser's own background services) reaches nothing.
 //
 // A render ends once the page has loaded and then, for Config.Settle, no
 // request was in flight, no short timer (setTimeout up to 1 s) pending and

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,23 +46,35 @@ func (s Signal) String() string {
 	return strings.Join(parts, "+")
 }
 
-// Defaults of Heuristic.
+// The defaults of Heuristic. They are functions returning a new slice on
+// every call, so that no importer can change what another's zero
+// Heuristic detects; the Heuristic reads the unexported lists.
+
+// DefaultAppRoots returns the id values of the mount points of common
+// client-side frameworks (React, Vue, Next.js, Nuxt, Gatsby, Svelte,
+// Remix, Ember, Preact).
+func DefaultAppRoots() []string { return slices.Clone(defaultAppRoots) }
+
+// DefaultRootElements returns the element names used as mount points
+// (Angular's <app-root>).
+func DefaultRootElements() []string { return slices.Clone(defaultRootElements) }
+
+// DefaultNoscriptPhrases returns the phrases matched, case-insensitively,
+// against the text of <noscript> elements.
+func DefaultNoscriptPhrases() []string { return slices.Clone(defaultNoscriptPhrases) }
+
+// DefaultMarkers returns the strings matched, case-insensitively, against
+// attribute names, id values and script sources: the fingerprints of
+// client-side frameworks.
+func DefaultMarkers() []string { return slices.Clone(defaultMarkers) }
+
+// The default lists, never modified nor handed out.
 var (
-	// DefaultAppRoots are the id values of the mount points of common
-	// client-side frameworks (React, Vue, Next.js, Nuxt, Gatsby, Svelte,
-	// Remix, Ember, Preact).
-	DefaultAppRoots = []string{"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "remix", "ember-app", "main-app", "react-root", "app-root", "application"}
-	// DefaultRootElements are element names used as mount points
-	// (Angular's <app-root>).
-	DefaultRootElements = []string{"app-root"}
-	// DefaultNoscriptPhrases are matched, case-insensitively, against the
-	// text of <noscript> elements.
-	DefaultNoscriptPhrases = []string{"enable javascript", "javascript is required", "requires javascript", "javascript enabled",
+	defaultAppRoots        = []string{"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "remix", "ember-app", "main-app", "react-root", "app-root", "application"}
+	defaultRootElements    = []string{"app-root"}
+	defaultNoscriptPhrases = []string{"enable javascript", "javascript is required", "requires javascript", "javascript enabled",
 		"turn on javascript", "javascript is disabled", "activate javascript", "need javascript", "javascript to run", "without javascript"}
-	// DefaultMarkers are matched, case-insensitively, against attribute
-	// names, id values and script sources: the fingerprints of
-	// client-side frameworks.
-	DefaultMarkers = []string{"data-reactroot", "ng-version", "ng-app", "data-v-app", "data-server-rendered", "__next_data__",
+	defaultMarkers = []string{"data-reactroot", "ng-version", "ng-app", "data-v-app", "data-server-rendered", "__next_data__",
 		"/_next/static/", "/_nuxt/", "data-svelte", "data-sveltekit", "ember-view", "data-turbo", "x-data"}
 )
 
@@ -139,16 +152,16 @@ func (h *Heuristic) withDefaults() Heuristic {
 		d.MinLinks = 3
 	}
 	if d.AppRoots == nil {
-		d.AppRoots = DefaultAppRoots
+		d.AppRoots = defaultAppRoots
 	}
 	if d.RootElements == nil {
-		d.RootElements = DefaultRootElements
+		d.RootElements = defaultRootElements
 	}
 	if d.NoscriptPhrases == nil {
-		d.NoscriptPhrases = DefaultNoscriptPhrases
+		d.NoscriptPhrases = defaultNoscriptPhrases
 	}
 	if d.Markers == nil {
-		d.Markers = DefaultMarkers
+		d.Markers = defaultMarkers
 	}
 	if d.MaxBytes <= 0 {
 		d.MaxBytes = 2 << 20

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/idna"
+
+	"github.com/crawlkit/crawlkit/fetch"
 )
 
 // Defaults of Config.
@@ -56,26 +59,47 @@ const (
 	FallbackDisallowAll
 )
 
-// Config configures a Cache. The zero value is usable: it fetches with a
-// default client and follows RFC 9309 with the defaults above.
+// Config configures a Cache, and parsing (Config.Parse). The zero value is
+// usable: it fetches through the fetch package with its address guard on
+// and follows RFC 9309 with the defaults above.
 type Config struct {
-	// Client fetches robots.txt when Fetch is nil. Nil means a client with
-	// no timeout of its own (FetchTimeout bounds each fetch) over
-	// http.DefaultTransport, which connects to any address: a crawler of
-	// untrusted links should pass a client whose transport refuses private
-	// addresses, or route robots.txt through its fetcher with Fetch. The
-	// Cache follows redirects itself; the client's CheckRedirect, if any,
-	// is still consulted for every hop.
+	// Client fetches robots.txt when Fetch is nil. It is used as it is,
+	// over whatever addresses its transport reaches: setting one (for
+	// example http.DefaultClient, or an httptest server's) is how a Cache
+	// is allowed to fetch from loopback and private addresses. The Cache
+	// follows redirects itself; the client's CheckRedirect, if any, is
+	// still consulted for every hop. With neither Client nor Fetch, each
+	// robots.txt is fetched through a fetch.Fetcher made for it, with the
+	// fetch package's address guard on (loopback, private, link-local and
+	// other non-public addresses refused), its timeouts and body limits,
+	// and neither redirects (the Cache follows them) nor retries (the Cache
+	// backs off itself): the zero Config is safe on untrusted links.
 	Client *http.Client
 	// Fetch, when set, is used instead of Client.
 	Fetch FetchFunc
-	// UserAgent is the User-Agent header sent with Client. It is not used
-	// with Fetch.
+	// UserAgent is the User-Agent header sent with Client or the default
+	// fetcher ("crawlkit-robots/1.0" when empty there: the fetch package
+	// requires one). It is not used with Fetch.
 	UserAgent string
 
-	// Parse configures parsing (Google extensions, byte limit, Crawl-delay
-	// maximum).
-	Parse Options
+	// GoogleExtensions enables leniencies of Google's reference parser that
+	// RFC 9309 does not require: common misspellings of directive names
+	// ("dissallow", "useragent", "user agent", ...) and directive names that
+	// merely start with a known one, a missing ":" when a line has exactly a
+	// key and a value, a partial UTF-8 byte order mark, "Allow: /x/index.html"
+	// also allowing "/x/", truncation of lines to 16,663 octets, and product
+	// tokens that are not valid (they match only the "*" group instead of
+	// being rejected).
+	GoogleExtensions bool
+	// MaxFileBytes is how much of a robots.txt body is read and parsed.
+	// When the body is longer it is cut at MaxFileBytes and the partial
+	// last line dropped. Zero means DefaultMaxBytes.
+	MaxFileBytes int
+	// MaxCrawlDelay is the largest Crawl-delay that CrawlDelay.Capped
+	// returns; larger values are reported with Exceeded set so the caller
+	// can choose between capping and skipping the host. Zero means
+	// DefaultMaxCrawlDelay.
+	MaxCrawlDelay time.Duration
 
 	// TTL is how long a fetched robots.txt is used before it is fetched
 	// again. A shorter Cache-Control max-age (or no-cache / no-store) in
@@ -88,17 +112,17 @@ type Config struct {
 	// MaxEntries bounds the number of hosts kept in memory; the least
 	// recently used are evicted. Zero means DefaultMaxEntries.
 	MaxEntries int
-	// MaxBytes bounds the estimated memory of the hosts kept in memory;
+	// MaxCacheBytes bounds the estimated memory of the hosts kept in memory;
 	// the least recently used are evicted until both bounds hold. An
 	// entry's estimate is its parsed policy (rules, groups, and the
 	// matcher compiled for one product token), the body the policy is
 	// parsed from, and the bookkeeping around it: about 280 octets per
 	// rule plus the body, so a 500 KiB file of short rules costs some
-	// 8 MiB. A single entry larger than MaxBytes is still returned and
+	// 8 MiB. A single entry larger than MaxCacheBytes is still returned and
 	// kept, but alone: every other entry is evicted for it, and it is the
 	// first evicted when the next host arrives. Fetches in progress are
 	// not counted. Zero means DefaultMaxCacheBytes.
-	MaxBytes int64
+	MaxCacheBytes int64
 	// MaxRedirects is how many redirects are followed; one more makes the
 	// file unreachable. Zero means DefaultMaxRedirects.
 	MaxRedirects int
@@ -124,9 +148,9 @@ type Config struct {
 	// change a decision: a failed Get fetches the file, a failed Put only
 	// loses the sharing.
 	OnStoreError func(origin string, err error)
-	// Clock returns the current time for Policy and Allowed. Nil means
+	// Now returns the current time for Policy and Allowed. Nil means
 	// time.Now.
-	Clock func() time.Time
+	Now func() time.Time
 }
 
 // Store persists robots.txt fetch results under an origin key
@@ -207,6 +231,7 @@ type FetchInfo struct {
 // fetch (single flight). Safe for concurrent use.
 type Cache struct {
 	cfg   Config
+	opts  parseOptions
 	fetch FetchFunc
 
 	mu       sync.Mutex
@@ -224,7 +249,7 @@ type entry struct {
 	rec       Record
 	goodInPol bool
 	pol       *Policy
-	cost      int64 // estimated octets retained (see Config.MaxBytes)
+	cost      int64 // estimated octets retained (see Config.MaxCacheBytes)
 }
 
 // newEntry makes the entry for rec and its policy. Lookups need only the
@@ -260,24 +285,79 @@ type call struct {
 func NewCache(cfg Config) *Cache {
 	c := &Cache{
 		cfg:      cfg,
+		opts:     cfg.parseOptions(),
 		lru:      list.New(),
 		entries:  make(map[string]*list.Element),
 		inflight: make(map[string]*call),
 	}
-	if cfg.Fetch != nil {
+	switch {
+	case cfg.Fetch != nil:
 		c.fetch = cfg.Fetch
-	} else {
+	case cfg.Client != nil:
 		c.fetch = clientFetch(cfg.Client, cfg.UserAgent)
+	default:
+		c.fetch = guardedFetch(cfg.UserAgent, c.opts.maxBytes)
 	}
 	return c
+}
+
+// defaultUserAgent is sent by the default fetcher of a Config without a
+// UserAgent; the fetch package requires one.
+const defaultUserAgent = "crawlkit-robots/1.0"
+
+// guardedFetch is the FetchFunc of a Config without Client or Fetch: a
+// fetch.Fetcher per robots.txt, so that the address guard applies and the
+// Cache, which has no Close, leaves no goroutine or idle connection
+// behind. A robots.txt is fetched once a day or so per origin, so the
+// connection it does not reuse costs little.
+func guardedFetch(ua string, maxBytes int) FetchFunc {
+	return fetchWith(defaultFetchConfig(ua, maxBytes))
+}
+
+// defaultFetchConfig is the fetch.Config of guardedFetch: as the crawler's
+// robots.txt Fetcher (open.go), no redirects, no retries and the parse
+// limit plus the octet that tells a cut line; no politeness delay, since
+// the Cache fetches an origin's file once per TTL.
+func defaultFetchConfig(ua string, maxBytes int) fetch.Config {
+	if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
+		ua = defaultUserAgent
+	}
+	return fetch.Config{
+		UserAgent:        ua,
+		MaxRedirects:     -1,
+		MaxRetries:       -1,
+		MaxBodyBytes:     int64(maxBytes) + 1,
+		PolitenessConfig: fetch.PolitenessConfig{Delay: -1, DelayFactor: -1},
+	}
+}
+
+// fetchWith is a FetchFunc over a fetch.Fetcher made from cfg for each
+// call.
+func fetchWith(cfg fetch.Config) FetchFunc {
+	return func(ctx context.Context, rawURL string) (*http.Response, error) {
+		f, err := fetch.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		resp, err := f.Fetch(ctx, rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return &http.Response{
+			Status:        fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)),
+			StatusCode:    resp.StatusCode,
+			Proto:         resp.Proto,
+			Header:        resp.Header,
+			Body:          io.NopCloser(bytes.NewReader(resp.Body)),
+			ContentLength: int64(len(resp.Body)),
+		}, nil
+	}
 }
 
 // clientFetch adapts an *http.Client to a FetchFunc that does not follow
 // redirects.
 func clientFetch(client *http.Client, ua string) FetchFunc {
-	if client == nil {
-		client = &http.Client{}
-	}
 	single := *client
 	single.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return func(ctx context.Context, rawURL string) (*http.Response, error) {
@@ -293,8 +373,8 @@ func clientFetch(client *http.Client, ua string) FetchFunc {
 }
 
 func (c *Cache) now() time.Time {
-	if c.cfg.Clock != nil {
-		return c.cfg.Clock()
+	if c.cfg.Now != nil {
+		return c.cfg.Now()
 	}
 	return time.Now()
 }
@@ -377,7 +457,7 @@ func (c *Cache) PolicyAt(ctx context.Context, rawURL string, now time.Time) (*Po
 }
 
 // insert adds or replaces an entry and evicts the least recently used ones
-// until at most MaxEntries remain and their cost is at most MaxBytes, or e
+// until at most MaxEntries remain and their cost is at most MaxCacheBytes, or e
 // is the only one left. c.mu must be held.
 func (c *Cache) insert(e *entry) {
 	if el, ok := c.entries[e.origin]; ok {
@@ -388,7 +468,7 @@ func (c *Cache) insert(e *entry) {
 		c.entries[e.origin] = c.lru.PushFront(e)
 	}
 	c.bytes += e.cost
-	maxEntries, maxBytes := c.cfg.MaxEntries, c.cfg.MaxBytes
+	maxEntries, maxBytes := c.cfg.MaxEntries, c.cfg.MaxCacheBytes
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxEntries
 	}
@@ -412,7 +492,7 @@ func (c *Cache) Len() int {
 }
 
 // Bytes returns the estimated memory held by the cached origins, the
-// quantity Config.MaxBytes bounds.
+// quantity Config.MaxCacheBytes bounds.
 func (c *Cache) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -483,7 +563,7 @@ func (c *Cache) policyFor(origin string, rec *Record) *Policy {
 
 func (c *Cache) fromStatus(status int, body []byte) *Policy {
 	if status >= 200 && status < 300 {
-		return c.cfg.Parse.Parse(body)
+		return parseBody(body, c.opts)
 	}
 	return AllowAll() // 4xx: unavailable (RFC 9309 §2.3.1.3)
 }
@@ -655,7 +735,7 @@ func (c *Cache) get(ctx context.Context, u string) fetchResult {
 		}
 		res := fetchResult{status: resp.StatusCode, url: u, header: resp.Header}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-			limit := int64(c.cfg.Parse.maxBytes()) + 1
+			limit := int64(c.opts.maxBytes) + 1
 			res.body, res.err = io.ReadAll(io.LimitReader(resp.Body, limit))
 			if res.err != nil {
 				res.err = fmt.Errorf("robots: reading body: %w", res.err)

@@ -333,7 +333,7 @@ func TestCacheAllowedUsesClock(t *testing.T) {
 		io.WriteString(w, "User-agent: *\nDisallow: /x\n")
 	})
 	now := t0
-	c := robots.NewCache(robots.Config{Client: srv.Client(), Clock: func() time.Time { return now }})
+	c := robots.NewCache(robots.Config{Client: srv.Client(), Now: func() time.Time { return now }})
 	for _, tt := range []struct {
 		u       string
 		allowed bool
@@ -422,7 +422,7 @@ func TestCacheMaxBytes(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	t.Cleanup(tr.CloseIdleConnections)
-	c := robots.NewCache(robots.Config{Client: &http.Client{Transport: tr}, MaxBytes: maxBytes})
+	c := robots.NewCache(robots.Config{Client: &http.Client{Transport: tr}, MaxCacheBytes: maxBytes})
 	before := robots.LiveHeap()
 	for i := 0; i < hosts; i++ {
 		p := policyAt(t, c, fmt.Sprintf("http://h%d.test/", i), t0)
@@ -474,7 +474,7 @@ func TestCacheMaxBytesLRU(t *testing.T) {
 	mu.Lock()
 	clear(fetched)
 	mu.Unlock()
-	c := robots.NewCache(robots.Config{Fetch: fetch, MaxBytes: 3*cost + cost/2})
+	c := robots.NewCache(robots.Config{Fetch: fetch, MaxCacheBytes: 3*cost + cost/2})
 	// a was used after b, so b is evicted when d arrives; after a, c and d
 	// are used, a is the least recently used and b evicts it.
 	for _, h := range []string{"a", "b", "c", "a", "d", "a", "c", "d", "b", "c", "d", "b", "a"} {
@@ -541,5 +541,44 @@ func TestCacheKeepsGoodBodyForStore(t *testing.T) {
 	}
 	if d, _ := p.Allowed("bot", "/x"); !d.Allowed {
 		t.Errorf("fallback disallows /x: %+v", d)
+	}
+}
+
+// TestZeroConfigGuardsAddresses checks that the zero Config fetches through
+// the fetch package with its address guard on: a robots.txt on a loopback
+// address is refused (unreachable, so everything is disallowed) without a
+// request reaching the server, while a Config that passes a Client, the
+// explicit opt-in, fetches it.
+func TestZeroConfigGuardsAddresses(t *testing.T) {
+	srv, n := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if ua := r.Header.Get("User-Agent"); ua != "guardbot/1.0" {
+			t.Errorf("User-Agent %q, want the Config's", ua)
+		}
+		io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+	})
+
+	zero := robots.NewCache(robots.Config{UserAgent: "guardbot/1.0"})
+	p := policyAt(t, zero, srv.URL+"/page", t0)
+	info := p.FetchInfo()
+	if info.Err == "" || !strings.Contains(info.Err, "guard") {
+		t.Errorf("zero Config: FetchInfo.Err = %q, want the guard's refusal", info.Err)
+	}
+	if d := mustAllowed(t, p, "guardbot", srv.URL+"/page"); d.Allowed {
+		t.Errorf("zero Config: /page allowed although robots.txt was unreachable: %+v", d)
+	}
+	if got := n.Load(); got != 0 {
+		t.Errorf("zero Config: the server got %d requests, want none", got)
+	}
+
+	optIn := robots.NewCache(robots.Config{UserAgent: "guardbot/1.0", Client: srv.Client()})
+	p = policyAt(t, optIn, srv.URL+"/page", t0)
+	if info := p.FetchInfo(); info.Err != "" || info.Status != http.StatusOK {
+		t.Fatalf("Client opt-in: FetchInfo %+v, want a 200", info)
+	}
+	if d := mustAllowed(t, p, "guardbot", srv.URL+"/page"); !d.Allowed {
+		t.Errorf("Client opt-in: /page disallowed: %+v", d)
+	}
+	if d := mustAllowed(t, p, "guardbot", srv.URL+"/private"); d.Allowed {
+		t.Errorf("Client opt-in: /private allowed: %+v", d)
 	}
 }

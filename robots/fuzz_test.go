@@ -24,7 +24,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, path string, google bool) {
 		const max = 4096
-		opts := robots.Options{GoogleExtensions: google, MaxBytes: max}
+		opts := robots.Config{GoogleExtensions: google, MaxFileBytes: max}
 		p := opts.Parse(body)
 		if p.Size() > max {
 			t.Fatalf("parsed %d octets with a cap of %d", p.Size(), max)

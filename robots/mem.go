@@ -3,7 +3,7 @@ package robots
 import "strings"
 
 // Estimates of the heap octets a cached Policy retains, for the Cache's
-// byte bound (Config.MaxBytes). They were calibrated with
+// byte bound (Config.MaxCacheBytes). They were calibrated with
 // runtime.ReadMemStats on files of short rules, long rules, wildcard rules
 // and many groups (TestPolicyMemSize): the estimate is at least what was
 // measured and at most about a quarter more, except for wildcard rules

@@ -38,7 +38,7 @@ type builder struct {
 
 // parse reads body into p. It runs in time linear in len(body).
 func parse(p *Policy, body string) {
-	google := p.opts.GoogleExtensions
+	google := p.opts.google
 	switch {
 	case strings.HasPrefix(body, "\xef\xbb\xbf"):
 		body = body[3:]

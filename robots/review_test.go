@@ -17,7 +17,7 @@ func TestTruncationKeepsLineEndingAtLimit(t *testing.T) {
 		head := "User-agent: *" + eol + "Disallow: /a" + eol
 		last := "Disallow: /b"
 		body := head + last + eol + "Disallow: /c" + eol
-		p := robots.Options{MaxBytes: len(head) + len(last)}.Parse([]byte(body))
+		p := robots.Config{MaxFileBytes: len(head) + len(last)}.Parse([]byte(body))
 		if !p.Truncated() || p.Size() != len(head)+len(last) {
 			t.Errorf("eol %q: Truncated=%v Size=%d, want true and %d", eol, p.Truncated(), p.Size(), len(head)+len(last))
 		}
@@ -31,7 +31,7 @@ func TestTruncationKeepsLineEndingAtLimit(t *testing.T) {
 	// One octet less and the line is cut: it must be dropped, not read as
 	// "Disallow: /".
 	head := "User-agent: *\nDisallow: /a\n"
-	p := robots.Options{MaxBytes: len(head) + len("Disallow: /")}.Parse([]byte(head + "Disallow: /b\n"))
+	p := robots.Config{MaxFileBytes: len(head) + len("Disallow: /")}.Parse([]byte(head + "Disallow: /b\n"))
 	if d := mustAllowed(t, p, "bot", "/x"); !d.Allowed || p.Size() != len(head) {
 		t.Errorf("cut line applied: %+v, Size %d", d, p.Size())
 	}

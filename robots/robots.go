@@ -93,43 +93,23 @@ const googleMaxLineLen = 2083*8 - 1
 // per RFC 9309 §2.2.1: one or more of the characters A-Z, a-z, "-" and "_".
 var ErrInvalidAgent = errors.New("robots: invalid product token")
 
-// Options configures parsing. The zero value follows RFC 9309 with the
-// package defaults.
-type Options struct {
-	// GoogleExtensions enables leniencies of Google's reference parser that
-	// RFC 9309 does not require: common misspellings of directive names
-	// ("dissallow", "useragent", "user agent", ...) and directive names that
-	// merely start with a known one, a missing ":" when a line has exactly a
-	// key and a value, a partial UTF-8 byte order mark, "Allow: /x/index.html"
-	// also allowing "/x/", truncation of lines to 16,663 octets, and product
-	// tokens that are not valid (they match only the "*" group instead of
-	// being rejected).
-	GoogleExtensions bool
-
-	// MaxBytes is how much of the body is parsed. When the body is longer it
-	// is cut at MaxBytes and the partial last line dropped. Zero means
-	// DefaultMaxBytes.
-	MaxBytes int
-
-	// MaxCrawlDelay is the largest Crawl-delay that CrawlDelay.Capped
-	// returns; larger values are reported with Exceeded set so the caller
-	// can choose between capping and skipping the host. Zero means
-	// DefaultMaxCrawlDelay.
-	MaxCrawlDelay time.Duration
+// parseOptions are the fields of a Config that parsing reads; a Policy
+// keeps them (Crawl-delay maximum, Google leniencies).
+type parseOptions struct {
+	google        bool
+	maxBytes      int
+	maxCrawlDelay time.Duration
 }
 
-func (o Options) maxBytes() int {
-	if o.MaxBytes <= 0 {
-		return DefaultMaxBytes
+func (c *Config) parseOptions() parseOptions {
+	o := parseOptions{google: c.GoogleExtensions, maxBytes: c.MaxFileBytes, maxCrawlDelay: c.MaxCrawlDelay}
+	if o.maxBytes <= 0 {
+		o.maxBytes = DefaultMaxBytes
 	}
-	return o.MaxBytes
-}
-
-func (o Options) maxCrawlDelay() time.Duration {
-	if o.MaxCrawlDelay <= 0 {
-		return DefaultMaxCrawlDelay
+	if o.maxCrawlDelay <= 0 {
+		o.maxCrawlDelay = DefaultMaxCrawlDelay
 	}
-	return o.MaxCrawlDelay
+	return o
 }
 
 // Source tells where a Policy came from.
@@ -237,16 +217,16 @@ type Decision struct {
 // policy that stands in for it. It is immutable and safe for concurrent use.
 type Policy struct {
 	source   Source
-	opts     Options
+	opts     parseOptions
 	rules    []Rule  // every Allow/Disallow rule, in file order
 	groups   []group // groups in file order
 	agents   map[string]*AgentRules
 	star     *AgentRules // merged "*" groups; nil if none
 	none     *AgentRules // no group applies: allow everything
 	sitemaps []string
-	src      string // the body, at most MaxBytes+1 octets; "" if not parsed from a file
+	src      string // the body, at most MaxFileBytes+1 octets; "" if not parsed from a file
 	size     int    // octets parsed
-	cut      bool   // body longer than MaxBytes
+	cut      bool   // body longer than MaxFileBytes
 	info     FetchInfo
 }
 
@@ -279,17 +259,21 @@ type AgentRules struct {
 	delay CrawlDelay
 }
 
-// Parse parses a robots.txt body with the zero Options.
-func Parse(body []byte) *Policy { return Options{}.Parse(body) }
+// Parse parses a robots.txt body with the zero Config.
+func Parse(body []byte) *Policy { return parseBody(body, (&Config{}).parseOptions()) }
 
 // ParseString is Parse for a string body.
-func ParseString(body string) *Policy { return Options{}.Parse([]byte(body)) }
+func ParseString(body string) *Policy { return Parse([]byte(body)) }
 
-// Parse parses a robots.txt body. It never fails: unreadable lines are
-// skipped (RFC 9309 §2.2). Only the first MaxBytes octets are read.
-func (o Options) Parse(body []byte) *Policy {
+// Parse parses a robots.txt body as a Cache with this Config would: only
+// its parsing fields (GoogleExtensions, MaxFileBytes, MaxCrawlDelay) are
+// read. It never fails: unreadable lines are skipped (RFC 9309 §2.2). Only
+// the first MaxFileBytes octets are read.
+func (c Config) Parse(body []byte) *Policy { return parseBody(body, c.parseOptions()) }
+
+func parseBody(body []byte, o parseOptions) *Policy {
 	p := &Policy{source: SourceFile, opts: o}
-	max := o.maxBytes()
+	max := o.maxBytes
 	// One copy of the body, one octet past the limit at most (as much as a
 	// Cache reads): every pattern and sitemap is a substring of it, and a
 	// Cache keeps it instead of the fetched body.
@@ -298,7 +282,7 @@ func (o Options) Parse(body []byte) *Policy {
 	if len(text) > max {
 		// The octet past the limit tells whether the last line within it
 		// is complete: if it is an EOL, that line is kept whole (RFC 9309
-		// §2.5: the first MaxBytes octets are parsed).
+		// §2.5: the first MaxFileBytes octets are parsed).
 		if c := text[max]; c == '\n' || c == '\r' {
 			text = text[:max]
 		} else {
@@ -375,8 +359,8 @@ func (p *Policy) Rules() []Rule {
 // Size returns the number of octets that were parsed.
 func (p *Policy) Size() int { return p.size }
 
-// Truncated reports whether the body was longer than MaxBytes and only its
-// first MaxBytes octets (up to the last complete line) were parsed.
+// Truncated reports whether the body was longer than MaxFileBytes and only its
+// first MaxFileBytes octets (up to the last complete line) were parsed.
 func (p *Policy) Truncated() bool { return p.cut }
 
 // FetchInfo describes how a Cache obtained the policy. It is the zero value
@@ -407,7 +391,7 @@ func isTokenChar(c byte) bool {
 // "*" rules (as Google's parser does).
 func (p *Policy) Agent(token string) (*AgentRules, error) {
 	if !ValidProductToken(token) {
-		if !p.opts.GoogleExtensions {
+		if !p.opts.google {
 			return nil, fmt.Errorf("%w: %q", ErrInvalidAgent, token)
 		}
 		return p.fallback(), nil
@@ -507,7 +491,7 @@ func (a *AgentRules) compile() {
 		idx = append(idx, p.groups[g].rules...)
 	}
 	a.m = compileRules(p.rules, idx)
-	d := CrawlDelay{Max: p.opts.maxCrawlDelay()}
+	d := CrawlDelay{Max: p.opts.maxCrawlDelay}
 	for _, g := range a.groups {
 		for _, run := range p.groups[g].delays {
 			if (!d.Set || run.seconds > d.Seconds) && slices.Contains(run.agents, a.agent) {
@@ -527,7 +511,7 @@ type CrawlDelay struct {
 	Seconds float64
 	// Set reports whether the file gives a Crawl-delay for this crawler.
 	Set bool
-	// Max is the configured maximum (Options.MaxCrawlDelay).
+	// Max is the configured maximum (Config.MaxCrawlDelay).
 	Max time.Duration
 	// Exceeded reports whether Seconds is larger than Max. The caller
 	// chooses between honouring Capped and skipping the host.
@@ -560,7 +544,7 @@ func (d CrawlDelay) Capped() time.Duration {
 // meant); when several merged groups give a delay, the largest applies.
 func (a *AgentRules) CrawlDelay() CrawlDelay {
 	if a.groups == nil {
-		return CrawlDelay{Max: a.policy.opts.maxCrawlDelay()}
+		return CrawlDelay{Max: a.policy.opts.maxCrawlDelay}
 	}
 	a.once.Do(a.compile)
 	return a.delay

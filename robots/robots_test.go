@@ -74,7 +74,7 @@ func TestInvalidProductToken(t *testing.T) {
 		}
 	}
 	// With the Google extensions an invalid token gets the "*" group.
-	g := robots.Options{GoogleExtensions: true}.Parse([]byte("User-agent: *\nDisallow: /\nUser-agent: Foo\nAllow: /\n"))
+	g := robots.Config{GoogleExtensions: true}.Parse([]byte("User-agent: *\nDisallow: /\nUser-agent: Foo\nAllow: /\n"))
 	d, err := g.Allowed("Foo Bar", "/x")
 	if err != nil || d.Allowed {
 		t.Errorf("google extension: got %+v, %v; want disallowed by the * group", d, err)
@@ -94,7 +94,7 @@ func TestGoogleExtensionsAreOffByDefault(t *testing.T) {
 		if d := mustAllowed(t, robots.ParseString(c.body), "FooBot", c.target); !d.Allowed {
 			t.Errorf("%q: disallowed by default (%+v); the leniency must need the option", c.body, d)
 		}
-		g := robots.Options{GoogleExtensions: true}.Parse([]byte(c.body))
+		g := robots.Config{GoogleExtensions: true}.Parse([]byte(c.body))
 		if d := mustAllowed(t, g, "FooBot", c.target); d.Allowed {
 			t.Errorf("%q: allowed with GoogleExtensions", c.body)
 		}
@@ -104,7 +104,7 @@ func TestGoogleExtensionsAreOffByDefault(t *testing.T) {
 	if d := mustAllowed(t, robots.Parse(body), "FooBot", "/d/"); d.Allowed {
 		t.Error("/d/ allowed without GoogleExtensions")
 	}
-	d := mustAllowed(t, robots.Options{GoogleExtensions: true}.Parse(body), "FooBot", "/d/")
+	d := mustAllowed(t, robots.Config{GoogleExtensions: true}.Parse(body), "FooBot", "/d/")
 	if !d.Allowed || d.Rule.Pattern != "/d/$" || d.Rule.Line != 2 {
 		t.Errorf("with GoogleExtensions: %+v, want allowed by /d/$ from line 2", d)
 	}
@@ -147,7 +147,7 @@ func TestCrawlDelay(t *testing.T) {
 		t.Error("bingbot allowed /login; it shares the * group's rules")
 	}
 	// A larger configured maximum is honoured.
-	q := robots.Options{MaxCrawlDelay: 5 * time.Minute}.Parse([]byte(body))
+	q := robots.Config{MaxCrawlDelay: 5 * time.Minute}.Parse([]byte(body))
 	if d, _ := q.CrawlDelay("slowbot"); d.Exceeded || d.Capped() != 120*time.Second || d.Duration() != 120*time.Second {
 		t.Errorf("with a 5 min maximum: %+v", d)
 	}
@@ -170,7 +170,7 @@ func TestTruncationDropsPartialLine(t *testing.T) {
 	head := "User-agent: *\nDisallow: /a\n"
 	body := head + "Disallow: /b\n"
 	// Cut inside "Disallow: /b": that line must not become "Disallow: /".
-	p := robots.Options{MaxBytes: len(head) + 11}.Parse([]byte(body))
+	p := robots.Config{MaxFileBytes: len(head) + 11}.Parse([]byte(body))
 	if !p.Truncated() || p.Size() != len(head) {
 		t.Fatalf("Truncated=%v Size=%d, want true and %d", p.Truncated(), p.Size(), len(head))
 	}

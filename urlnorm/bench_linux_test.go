@@ -36,7 +36,7 @@ func BenchmarkCrawlerVsNetURL(b *testing.B) {
 		chunk := benchCorpus[start:min(start+batch, len(benchCorpus))]
 		t0 := threadCPU(b)
 		for _, s := range chunk {
-			_, _ = Crawler.Normalize(s)
+			_, _ = Normalize(s)
 		}
 		t1 := threadCPU(b)
 		for _, s := range chunk {

@@ -17,7 +17,7 @@ func BenchmarkNormalize(b *testing.B) {
 	for _, p := range []struct {
 		name string
 		o    *Options
-	}{{"Crawler", &Crawler}, {"Safe", &Safe}, {"Aggressive", &Aggressive}, {"SafeBrowsing", &SafeBrowsing}} {
+	}{{"Crawler", profile(Crawler())}, {"Safe", profile(Safe())}, {"Aggressive", profile(Aggressive())}, {"SafeBrowsing", profile(SafeBrowsing())}} {
 		b.Run(p.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

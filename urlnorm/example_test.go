@@ -35,9 +35,11 @@ func ExampleNormalize() {
 }
 
 func ExampleOptions_Normalize() {
-	n, _ := urlnorm.Aggressive.Normalize("https://Example.com/Docs/Index.html")
+	aggressive := urlnorm.Aggressive()
+	n, _ := aggressive.Normalize("https://Example.com/Docs/Index.html")
 	fmt.Println(n)
-	s, _ := urlnorm.SafeBrowsing.Normalize("http://0x7f.1/%2541/./a//b#frag")
+	safeBrowsing := urlnorm.SafeBrowsing()
+	s, _ := safeBrowsing.Normalize("http://0x7f.1/%2541/./a//b#frag")
 	fmt.Println(s)
 	// Output:
 	// https://example.com/docs

@@ -11,10 +11,11 @@ package urlnorm
 // number no greater than 65535 (leading zeros are dropped), and a bracketed
 // host must be a valid IPv6 address.
 //
-// The predefined profiles are values of this type; copy one and change a
-// field to tailor it:
+// The predefined profiles are functions returning a fresh value of this
+// type, so tailoring one cannot change another caller's profile (or the
+// keys Normalize gives):
 //
-//	opts := urlnorm.Crawler
+//	opts := urlnorm.Crawler()
 //	opts.DropParams = append(opts.DropParams, "ref")
 type Options struct {
 	// MaxLength is the longest URL, in bytes, accepted as input or produced
@@ -178,122 +179,145 @@ func DefaultDropParams() []string {
 }
 
 // The predefined profiles. Each corresponds to a profile of the shared
-// conformance suite (urlnorm.json).
-var (
-	// Safe applies only semantics-preserving steps (RFC 3986 §6.2.2 and
-	// §6.2.3): lower-case scheme and host, upper-case escapes, decode
-	// escaped unreserved characters, remove dot segments, drop the default
-	// and an empty port, "/" for an empty path. It keeps the fragment, an
-	// empty query, path case and trailing slashes. Besides, as browsers do,
-	// it converts IDN hosts to punycode, decodes escapes in the host and
-	// percent-encodes characters that may not appear in a URI. It accepts
-	// hierarchical URLs of any scheme.
-	Safe = Options{
-		OtherSchemes:            true,
-		LowercaseHost:           true,
-		DecodeHostEscapes:       true,
-		IDNToPunycode:           true,
-		RemoveDefaultPort:       true,
-		RemoveEmptyPort:         true,
-		UppercaseEscapes:        true,
-		DecodeUnreservedEscapes: true,
-		QueryEscapes:            true,
-		EncodeInvalidChars:      true,
-		EmptyPathToSlash:        true,
-		RemoveDotSegments:       true,
-	}
+// conformance suite (urlnorm.json). They are functions, not variables, so
+// that no importer can change what Normalize (or another importer's copy)
+// does: each call returns a value of its own, DropParams included.
 
-	// Crawler is the default profile (the behaviour of crawler-commons'
-	// BasicURLNormalizer plus dropping tracking and session parameters):
-	// Safe for http and https, plus adding a missing "http://", dropping
-	// userinfo, the host's trailing dot, the fragment and an empty query,
-	// canonical IP address hosts, escaping stray '%', collapsing duplicate
-	// slashes, sorting query parameters, removing empty ones and empty
-	// values, and dropping DefaultDropParams. It never changes the case of
-	// the path, trailing slashes or index files.
-	Crawler = Options{
-		AddDefaultScheme:        true,
-		RemoveUserinfo:          true,
-		LowercaseHost:           true,
-		DecodeHostEscapes:       true,
-		IDNToPunycode:           true,
-		CanonicalIPv4:           true,
-		CanonicalIPv6:           true,
-		RemoveHostTrailingDot:   true,
-		RemoveDefaultPort:       true,
-		RemoveEmptyPort:         true,
-		UppercaseEscapes:        true,
-		DecodeUnreservedEscapes: true,
-		QueryEscapes:            true,
-		EncodeInvalidChars:      true,
-		EncodeQueryApostrophe:   true,
-		EscapeStrayPercent:      true,
-		EmptyPathToSlash:        true,
-		RemoveDotSegments:       true,
-		RemoveDuplicateSlashes:  true,
-		RemoveEmptyQuery:        true,
-		SortQuery:               true,
-		RemoveEmptyParams:       true,
-		RemoveEmptyParamValue:   true,
-		DropParams:              DefaultDropParams(),
-		RemoveFragment:          true,
-	}
+// Safe applies only semantics-preserving steps (RFC 3986 §6.2.2 and
+// §6.2.3): lower-case scheme and host, upper-case escapes, decode
+// escaped unreserved characters, remove dot segments, drop the default
+// and an empty port, "/" for an empty path. It keeps the fragment, an
+// empty query, path case and trailing slashes. Besides, as browsers do,
+// it converts IDN hosts to punycode, decodes escapes in the host and
+// percent-encodes characters that may not appear in a URI. It accepts
+// hierarchical URLs of any scheme.
+func Safe() Options { return safeProfile }
 
-	// Aggressive is Crawler plus lower-casing the path and removing
-	// trailing slashes and directory index files ("index.html"). It folds
-	// more spellings together, at a price: paths are case-sensitive, and
-	// "/a", "/a/" and "/a/index.html" can be distinct pages, so this
-	// profile can merge pages that differ. Use it for deduplication only
-	// where that is acceptable.
-	Aggressive = Options{
-		AddDefaultScheme:        true,
-		RemoveUserinfo:          true,
-		LowercaseHost:           true,
-		DecodeHostEscapes:       true,
-		IDNToPunycode:           true,
-		CanonicalIPv4:           true,
-		CanonicalIPv6:           true,
-		RemoveHostTrailingDot:   true,
-		RemoveDefaultPort:       true,
-		RemoveEmptyPort:         true,
-		UppercaseEscapes:        true,
-		DecodeUnreservedEscapes: true,
-		QueryEscapes:            true,
-		EncodeInvalidChars:      true,
-		EncodeQueryApostrophe:   true,
-		EscapeStrayPercent:      true,
-		EmptyPathToSlash:        true,
-		RemoveDotSegments:       true,
-		RemoveDuplicateSlashes:  true,
-		LowercasePath:           true,
-		RemoveTrailingSlash:     true,
-		RemoveDirectoryIndex:    true,
-		RemoveEmptyQuery:        true,
-		SortQuery:               true,
-		RemoveEmptyParams:       true,
-		RemoveEmptyParamValue:   true,
-		DropParams:              DefaultDropParams(),
-		RemoveFragment:          true,
-	}
+// safeProfile is the profile Safe returns. Never modified.
+var safeProfile = Options{
+	OtherSchemes:            true,
+	LowercaseHost:           true,
+	DecodeHostEscapes:       true,
+	IDNToPunycode:           true,
+	RemoveDefaultPort:       true,
+	RemoveEmptyPort:         true,
+	UppercaseEscapes:        true,
+	DecodeUnreservedEscapes: true,
+	QueryEscapes:            true,
+	EncodeInvalidChars:      true,
+	EmptyPathToSlash:        true,
+	RemoveDotSegments:       true,
+}
 
-	// SafeBrowsing is the canonicalization of Google Safe Browsing ("URLs
-	// and Hashing"), for matching URLs against Safe Browsing style lists:
-	// strip tabs, CR and LF; drop the fragment; unescape repeatedly and
-	// re-escape octets <= 0x20, >= 0x7F, '#' and '%'; canonical IPv4 host;
-	// collapse dots in the host; drop port and userinfo; resolve dot
-	// segments and collapse slashes in the path (not in the query); add
-	// "http://" when missing; keep an empty query.
-	SafeBrowsing = Options{
-		AddDefaultScheme:          true,
-		RepeatedUnescape:          true,
-		RemoveUserinfo:            true,
-		LowercaseHost:             true,
-		CanonicalIPv4:             true,
-		RemoveUnnecessaryHostDots: true,
-		RemovePort:                true,
-		EmptyPathToSlash:          true,
-		RemoveDotSegments:         true,
-		RemoveDuplicateSlashes:    true,
-		RemoveFragment:            true,
-	}
-)
+// Crawler is the default profile (the behaviour of crawler-commons'
+// BasicURLNormalizer plus dropping tracking and session parameters):
+// Safe for http and https, plus adding a missing "http://", dropping
+// userinfo, the host's trailing dot, the fragment and an empty query,
+// canonical IP address hosts, escaping stray '%', collapsing duplicate
+// slashes, sorting query parameters, removing empty ones and empty
+// values, and dropping DefaultDropParams. It never changes the case of
+// the path, trailing slashes or index files.
+func Crawler() Options {
+	o := crawlerProfile
+	o.DropParams = DefaultDropParams()
+	return o
+}
+
+// crawlerProfile is the profile Crawler returns and Normalize uses. It is
+// never modified nor handed out (its DropParams would be shared).
+var crawlerProfile = Options{
+	AddDefaultScheme:        true,
+	RemoveUserinfo:          true,
+	LowercaseHost:           true,
+	DecodeHostEscapes:       true,
+	IDNToPunycode:           true,
+	CanonicalIPv4:           true,
+	CanonicalIPv6:           true,
+	RemoveHostTrailingDot:   true,
+	RemoveDefaultPort:       true,
+	RemoveEmptyPort:         true,
+	UppercaseEscapes:        true,
+	DecodeUnreservedEscapes: true,
+	QueryEscapes:            true,
+	EncodeInvalidChars:      true,
+	EncodeQueryApostrophe:   true,
+	EscapeStrayPercent:      true,
+	EmptyPathToSlash:        true,
+	RemoveDotSegments:       true,
+	RemoveDuplicateSlashes:  true,
+	RemoveEmptyQuery:        true,
+	SortQuery:               true,
+	RemoveEmptyParams:       true,
+	RemoveEmptyParamValue:   true,
+	DropParams:              DefaultDropParams(),
+	RemoveFragment:          true,
+}
+
+// Aggressive is Crawler plus lower-casing the path and removing
+// trailing slashes and directory index files ("index.html"). It folds
+// more spellings together, at a price: paths are case-sensitive, and
+// "/a", "/a/" and "/a/index.html" can be distinct pages, so this
+// profile can merge pages that differ. Use it for deduplication only
+// where that is acceptable.
+func Aggressive() Options {
+	o := aggressiveProfile
+	o.DropParams = DefaultDropParams()
+	return o
+}
+
+// aggressiveProfile is the profile Aggressive returns. It is never
+// modified nor handed out (its DropParams would be shared).
+var aggressiveProfile = Options{
+	AddDefaultScheme:        true,
+	RemoveUserinfo:          true,
+	LowercaseHost:           true,
+	DecodeHostEscapes:       true,
+	IDNToPunycode:           true,
+	CanonicalIPv4:           true,
+	CanonicalIPv6:           true,
+	RemoveHostTrailingDot:   true,
+	RemoveDefaultPort:       true,
+	RemoveEmptyPort:         true,
+	UppercaseEscapes:        true,
+	DecodeUnreservedEscapes: true,
+	QueryEscapes:            true,
+	EncodeInvalidChars:      true,
+	EncodeQueryApostrophe:   true,
+	EscapeStrayPercent:      true,
+	EmptyPathToSlash:        true,
+	RemoveDotSegments:       true,
+	RemoveDuplicateSlashes:  true,
+	LowercasePath:           true,
+	RemoveTrailingSlash:     true,
+	RemoveDirectoryIndex:    true,
+	RemoveEmptyQuery:        true,
+	SortQuery:               true,
+	RemoveEmptyParams:       true,
+	RemoveEmptyParamValue:   true,
+	DropParams:              DefaultDropParams(),
+	RemoveFragment:          true,
+}
+
+// SafeBrowsing is the canonicalization of Google Safe Browsing ("URLs
+// and Hashing"), for matching URLs against Safe Browsing style lists:
+// strip tabs, CR and LF; drop the fragment; unescape repeatedly and
+// re-escape octets <= 0x20, >= 0x7F, '#' and '%'; canonical IPv4 host;
+// collapse dots in the host; drop port and userinfo; resolve dot
+// segments and collapse slashes in the path (not in the query); add
+// "http://" when missing; keep an empty query.
+func SafeBrowsing() Options { return safeBrowsingProfile }
+
+// safeBrowsingProfile is the profile SafeBrowsing returns. Never modified.
+var safeBrowsingProfile = Options{
+	AddDefaultScheme:          true,
+	RepeatedUnescape:          true,
+	RemoveUserinfo:            true,
+	LowercaseHost:             true,
+	CanonicalIPv4:             true,
+	RemoveUnnecessaryHostDots: true,
+	RemovePort:                true,
+	EmptyPathToSlash:          true,
+	RemoveDotSegments:         true,
+	RemoveDuplicateSlashes:    true,
+	RemoveFragment:            true,
+}

@@ -12,10 +12,11 @@
 //
 //   - Normalize maps the many spellings of one URL to a single string, under
 //     a profile chosen by the caller. A profile is an Options value, a struct
-//     of individual transforms; four are predefined: Safe (RFC 3986
-//     §6.2.2–6.2.3 only), Crawler (the default), Aggressive (opt-in; it can
-//     merge distinct pages) and SafeBrowsing (Google Safe Browsing
-//     canonicalization, for matching URLs against blocklists).
+//     of individual transforms; four are predefined, each a function
+//     returning a value of its own: Safe (RFC 3986 §6.2.2–6.2.3 only),
+//     Crawler (the default), Aggressive (opt-in; it can merge distinct
+//     pages) and SafeBrowsing (Google Safe Browsing canonicalization, for
+//     matching URLs against blocklists).
 //
 //   - Host, HostOf and RegistrableDomain give the politeness and grouping
 //     keys of a URL; Key and HostKey give stable 64-bit hashes (XXH64 with
@@ -28,9 +29,7 @@
 // ErrTooLong, which also matches ErrInvalid.
 //
 // The package keeps no state between calls; every function is safe for
-// concurrent use. The predefined profiles are variables only so that they
-// can be copied and tailored: do not modify them, and do not modify an
-// Options value while it is in use.
+// concurrent use. Do not modify an Options value while it is in use.
 package urlnorm
 
 import (
@@ -93,8 +92,10 @@ func newError(sentinel error, input, reason string) error {
 
 func invalid(input, reason string) error { return newError(ErrInvalid, input, reason) }
 
-// Normalize normalizes rawURL with the Crawler profile. It is shorthand for
-// Crawler.Normalize(rawURL).
+// Normalize normalizes rawURL with the Crawler profile: it returns what
+// Crawler().Normalize(rawURL) returns, without copying the profile. No
+// package state an importer can change is read, so the keys it gives are
+// the same in every program.
 func Normalize(rawURL string) (string, error) {
-	return Crawler.Normalize(rawURL)
+	return crawlerProfile.Normalize(rawURL)
 }

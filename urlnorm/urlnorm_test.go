@@ -3,6 +3,7 @@ package urlnorm
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func checkNormalize(t *testing.T, o *Options, cases []normCase) {
 }
 
 func TestCrawlerProfile(t *testing.T) {
-	checkNormalize(t, &Crawler, []normCase{
+	checkNormalize(t, profile(Crawler()), []normCase{
 		// Tracking and session parameters, in the query and as path parameters.
 		{"http://example.com/a?x=1&utm_source=news&UTM_Medium=mail&gclid=abc", "http://example.com/a?x=1"},
 		{"http://example.com/a;jsessionid=0AB12?PHPSESSID=9&sid=3&page=2", "http://example.com/a?page=2"},
@@ -78,7 +79,7 @@ func TestCrawlerProfile(t *testing.T) {
 }
 
 func TestAggressiveProfile(t *testing.T) {
-	checkNormalize(t, &Aggressive, []normCase{
+	checkNormalize(t, profile(Aggressive()), []normCase{
 		{"HTTP://Example.COM:80/Page/", "http://example.com/page"},
 		{"http://example.com/Docs/Index.HTML", "http://example.com/docs"},
 		{"http://example.com/a/index.html/", "http://example.com/a"},
@@ -91,7 +92,7 @@ func TestAggressiveProfile(t *testing.T) {
 }
 
 func TestSafeProfile(t *testing.T) {
-	checkNormalize(t, &Safe, []normCase{
+	checkNormalize(t, profile(Safe()), []normCase{
 		{"HTTP://User:Pw@Example.COM:80/a/../B/?#Frag", "http://User:Pw@example.com/B/?#Frag"},
 		{"http://example.com/?b=1&a=2&utm_source=x", "http://example.com/?b=1&a=2&utm_source=x"},
 		{"http://example.com//a//", "http://example.com//a//"},
@@ -99,7 +100,7 @@ func TestSafeProfile(t *testing.T) {
 		{"FTP://Example.com:21/a/./b", "ftp://example.com/a/b"},
 		{"http://example.com/a b#c d", "http://example.com/a%20b#c%20d"},
 	})
-	if _, err := Safe.Normalize("example.com/a"); !errors.Is(err, ErrInvalid) {
+	if _, err := profile(Safe()).Normalize("example.com/a"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Safe accepted a URL without a scheme (err %v)", err)
 	}
 }
@@ -107,7 +108,7 @@ func TestSafeProfile(t *testing.T) {
 func TestSafeBrowsingProfile(t *testing.T) {
 	// From Google Safe Browsing "URLs and Hashing", canonicalization
 	// examples not in the shared suite.
-	checkNormalize(t, &SafeBrowsing, []normCase{
+	checkNormalize(t, profile(SafeBrowsing()), []normCase{
 		{"http://host/%25%32%35", "http://host/%25"},
 		{"http://host/%25%32%35%25%32%35", "http://host/%25%25"},
 		{"http://host/%2525252525252525", "http://host/%25"},
@@ -179,7 +180,7 @@ func TestErrors(t *testing.T) {
 
 func TestMaxLength(t *testing.T) {
 	long := "http://example.com/" + strings.Repeat("a", 100)
-	o := Crawler
+	o := Crawler()
 	o.MaxLength = 50
 	if _, err := o.Normalize(long); !errors.Is(err, ErrTooLong) {
 		t.Errorf("MaxLength 50: err = %v, want ErrTooLong", err)
@@ -203,7 +204,7 @@ func TestMaxLength(t *testing.T) {
 // too, folding the link into the different page "/b". Safe Browsing keeps
 // the order of its reference implementation (Go's path.Clean).
 func TestDotSegmentsBeforeDuplicateSlashes(t *testing.T) {
-	checkNormalize(t, &Crawler, []normCase{
+	checkNormalize(t, profile(Crawler()), []normCase{
 		{"http://example.com/a//../b", "http://example.com/a/b"},
 		{`http://example.com/a\\..\b`, "http://example.com/a/b"},
 		{"http://example.com/a/b//../../c", "http://example.com/a/c"},
@@ -213,10 +214,10 @@ func TestDotSegmentsBeforeDuplicateSlashes(t *testing.T) {
 		{"http://example.com/a//./b//", "http://example.com/a/b/"},
 		{"http://example.com//a", "http://example.com/a"},
 	})
-	checkNormalize(t, &Aggressive, []normCase{
+	checkNormalize(t, profile(Aggressive()), []normCase{
 		{"http://example.com/A//../B/", "http://example.com/a/b"},
 	})
-	checkNormalize(t, &SafeBrowsing, []normCase{
+	checkNormalize(t, profile(SafeBrowsing()), []normCase{
 		{"http://example.com/a//../b", "http://example.com/b"},
 	})
 	// A link normalizes to the same key whether or not it was resolved
@@ -244,16 +245,16 @@ func TestHostBracketAfterDots(t *testing.T) {
 		o  *Options
 		in string
 	}{
-		{&SafeBrowsing, ".["},
-		{&SafeBrowsing, "http://..[x/"},
+		{profile(SafeBrowsing()), ".["},
+		{profile(SafeBrowsing()), "http://..[x/"},
 		{&www, "http://www.[x/"},
 	} {
 		if got, err := c.o.Normalize(c.in); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Normalize(%q) = %q, %v; want ErrInvalid", c.in, got, err)
 		}
 	}
-	if got, err := SafeBrowsing.Normalize("http://.[::1]/"); err == nil {
-		if again, err := SafeBrowsing.Normalize(got); err != nil || again != got {
+	if got, err := profile(SafeBrowsing()).Normalize("http://.[::1]/"); err == nil {
+		if again, err := profile(SafeBrowsing()).Normalize(got); err != nil || again != got {
 			t.Errorf("%q -> %q -> %q, %v", "http://.[::1]/", got, again, err)
 		}
 	}
@@ -265,7 +266,7 @@ func TestHostBracketAfterDots(t *testing.T) {
 // the path each time, quadratic in its length (seconds for 1 MiB, with
 // MaxLength -1 or a long base URL in Resolve).
 func TestBackslashPathLinear(t *testing.T) {
-	o := Crawler
+	o := Crawler()
 	o.MaxLength = -1
 	inputs := map[string]func(n int) string{
 		"backslashes":      func(n int) string { return "http://h" + strings.Repeat(`\`, n) },
@@ -301,7 +302,7 @@ func TestBackslashPathLinear(t *testing.T) {
 }
 
 func TestDropParamsConfigurable(t *testing.T) {
-	o := Crawler
+	o := Crawler()
 	o.DropParams = []string{"ref", "track_*"}
 	got, err := o.Normalize("http://example.com/?ref=a&track_id=1&utm_source=x&q=1")
 	if err != nil {
@@ -310,7 +311,7 @@ func TestDropParamsConfigurable(t *testing.T) {
 	if want := "http://example.com/?q=1&utm_source=x"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := DefaultDropParams(); &got[0] == &Crawler.DropParams[0] {
+	if got, c := DefaultDropParams(), Crawler(); &got[0] == &c.DropParams[0] {
 		t.Error("DefaultDropParams returns the Crawler profile's slice")
 	}
 }
@@ -347,7 +348,7 @@ func TestExplicitTransforms(t *testing.T) {
 // profile over the generated corpus.
 func TestIdempotent(t *testing.T) {
 	corpus := urlcorpus.Generate(42, 10000)
-	for name, o := range map[string]*Options{"Safe": &Safe, "Crawler": &Crawler, "Aggressive": &Aggressive, "SafeBrowsing": &SafeBrowsing} {
+	for name, o := range map[string]*Options{"Safe": profile(Safe()), "Crawler": profile(Crawler()), "Aggressive": profile(Aggressive()), "SafeBrowsing": profile(SafeBrowsing())} {
 		failed := 0
 		for _, u := range corpus {
 			n1, err := o.Normalize(u)
@@ -394,12 +395,41 @@ func TestConcurrentUse(t *testing.T) {
 				if got, _ := Normalize(u); got != want[i] {
 					t.Errorf("concurrent Normalize(%q) = %q, want %q", u, got, want[i])
 				}
-				_, _ = SafeBrowsing.Normalize(u)
+				_, _ = profile(SafeBrowsing()).Normalize(u)
 				_, _ = ResolveString("http://example.org/a/", u)
 			}
 		}()
 	}
 	for g := 0; g < 4; g++ {
 		<-done
+	}
+}
+
+// profile returns a pointer to its own copy of o, for tables of profiles.
+func profile(o Options) *Options { return &o }
+
+// TestProfilesAreValues checks that a profile is the caller's own value:
+// changing one, DropParams included, changes neither a later call's
+// profile nor what Normalize does.
+func TestProfilesAreValues(t *testing.T) {
+	const in = "http://example.com/?utm_source=x&q=1"
+	want, err := Normalize(in)
+	if err != nil || want != "http://example.com/?q=1" {
+		t.Fatalf("Normalize(%q) = %q, %v", in, want, err)
+	}
+	for name, f := range map[string]func() Options{"Safe": Safe, "Crawler": Crawler, "Aggressive": Aggressive, "SafeBrowsing": SafeBrowsing} {
+		a := f()
+		a.RemoveFragment = !a.RemoveFragment
+		a.MaxLength = 1
+		for i := range a.DropParams {
+			a.DropParams[i] = "q"
+		}
+		b := f()
+		if b.RemoveFragment == a.RemoveFragment || b.MaxLength == 1 || slices.Contains(b.DropParams, "q") {
+			t.Errorf("%s: a change to one value shows in the next", name)
+		}
+	}
+	if got, err := Normalize(in); err != nil || got != want {
+		t.Errorf("after changing profiles Normalize(%q) = %q, %v; want %q", in, got, err, want)
 	}
 }

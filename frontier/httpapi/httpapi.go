@@ -69,7 +69,7 @@
 //
 // # POST /api/v1/frontier/urls
 //
-// Submits a batch. Each URL is normalized (urlnorm.Crawler by default),
+// Submits a batch. Each URL is normalized (urlnorm.Crawler() by default),
 // checked against the seen set, judged by the trap detector, and queued.
 // discovered_at is RFC 3339.
 //

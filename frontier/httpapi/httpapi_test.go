@@ -423,7 +423,7 @@ func TestRobots(t *testing.T) {
 	}
 	defer web.Close()
 	clk := newClock()
-	cache := robots.NewCache(robots.Config{Client: web.Client(), UserAgent: "crawlkit/1.0", Clock: clk.Now})
+	cache := robots.NewCache(robots.Config{Client: web.Client(), UserAgent: "crawlkit/1.0", Now: clk.Now})
 	s, c, _ := newService(t, httpapi.Config{Robots: cache, Now: clk.Now, Delay: -1})
 	ctx := context.Background()
 	h0, h1, h2 := crawltest.HostName(0), crawltest.HostName(1), crawltest.HostName(2)
@@ -545,7 +545,7 @@ func TestRobotsOutageKeepsAttempts(t *testing.T) {
 	site := newRobotsSite(t)
 	down, robotsFetches := &site.down, &site.fetches
 	clk := newClock()
-	cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Clock: clk.Now,
+	cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Now: clk.Now,
 		MinRetry: time.Minute, MaxRetry: time.Minute})
 	s, c, _ := newService(t, httpapi.Config{Robots: cache, Now: clk.Now, Delay: -1,
 		Frontier: frontier.Options{MaxAttempts: 2}})
@@ -591,7 +591,7 @@ func TestRobotsOutagePastUnreachableLimit(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			site := newRobotsSite(t)
 			clk := newClock()
-			cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Clock: clk.Now,
+			cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Now: clk.Now,
 				MinRetry: time.Minute, MaxRetry: time.Minute, UnreachableLimit: 3 * time.Minute, Fallback: fb})
 			s, c, _ := newService(t, httpapi.Config{Robots: cache, Now: clk.Now, Delay: -1})
 			ctx := context.Background()

@@ -68,7 +68,7 @@ type Config struct {
 	// or a restarted service will queue resubmitted URLs again. Nil means
 	// an in-memory set.
 	Seen *bloom.Set
-	// Normalize is the normalization profile. Nil means urlnorm.Crawler.
+	// Normalize is the normalization profile. Nil means urlnorm.Crawler().
 	Normalize *urlnorm.Options
 	// Traps, if set, rejects spider-trap URLs at submission and learns
 	// from the SimHash of fetched pages.
@@ -205,7 +205,8 @@ func New(cfg Config) (*Server, error) {
 		recent:   newRecentLeases(),
 	}
 	if s.norm == nil {
-		s.norm = &urlnorm.Crawler
+		crawler := urlnorm.Crawler()
+		s.norm = &crawler
 	}
 	if s.hist == nil {
 		s.hist = dashboard.NewHistory(dashboard.HistoryConfig{})

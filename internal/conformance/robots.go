@@ -51,7 +51,7 @@ func runRobotsCase(c robotsCase) result {
 		}
 		body = b
 	}
-	var opts robots.Options
+	var opts robots.Config
 	switch c.Spec {
 	case "rfc9309":
 	case "google-extension":

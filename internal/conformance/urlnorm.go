@@ -63,16 +63,16 @@ func runURLNormCase(c urlnormCase) result {
 func urlnormProfile(profile string, transforms []string) (*urlnorm.Options, error) {
 	switch profile {
 	case "rfc3986-safe":
-		o := urlnorm.Safe
+		o := urlnorm.Safe()
 		return &o, nil
 	case "crawler-basic":
-		o := urlnorm.Crawler
+		o := urlnorm.Crawler()
 		return &o, nil
 	case "crawler-aggressive":
-		o := urlnorm.Aggressive
+		o := urlnorm.Aggressive()
 		return &o, nil
 	case "safebrowsing":
-		o := urlnorm.SafeBrowsing
+		o := urlnorm.SafeBrowsing()
 		return &o, nil
 	case "explicit-transforms":
 		var o urlnorm.Options
