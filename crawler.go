@@ -145,6 +145,8 @@ type Crawler struct {
 	// stateSums holds the hash of each state record last written.
 	stateMu   sync.Mutex
 	stateSums map[string]uint64
+	// nextTrapSave is when the monitor saves the trap learning next.
+	nextTrapSave time.Time
 	guarded   hostSet // hosts whose robots.txt fetch the address guard refused
 	waits     waits
 

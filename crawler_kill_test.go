@@ -78,8 +78,8 @@ func TestKillChild(t *testing.T) {
 // eight times, restarting it each time on the same DataDir, and lets the
 // ninth run finish. Judged by the server's accounting over all nine
 // processes: no page lost, no request sooner than the host allows (MinGap,
-// Crawl-delay, and a 429's Retry-After of 120 s), and no more trap fetches
-// than an uninterrupted crawl within 10 %.
+// Crawl-delay, and a 429's Retry-After of 120 s), and no more distinct
+// trap pages fetched than by an uninterrupted crawl, within 10 %.
 func TestKillRestart(t *testing.T) {
 	if os.Getenv(killChildEnv) != "" {
 		t.Skip("in the child process")
@@ -199,8 +199,9 @@ func TestKillRestart(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	rep := web.Report()
-	t.Logf("%d processes, killed at requests %v; requests %d (uninterrupted %d), trap fetches %d (uninterrupted %d)",
-		runs, killedAt, rep.Requests, refRep.Requests, rep.TrapFetches, refRep.TrapFetches)
+	t.Logf("%d processes, killed at requests %v; requests %d (uninterrupted %d), trap fetches %d (uninterrupted %d), distinct trap pages %d (%d)",
+		runs, killedAt, rep.Requests, refRep.Requests, rep.TrapFetches, refRep.TrapFetches,
+		trapPages(web, rep), trapPages(whole, refRep))
 	if len(killedAt) < kills {
 		t.Errorf("only %d kills happened, want %d: the crawl ended first", len(killedAt), kills)
 	}
@@ -229,8 +230,16 @@ func TestKillRestart(t *testing.T) {
 	if len(busy) != 1 {
 		t.Errorf("the host that answered 429 with Retry-After: 120 got %d requests within %v, want 1", len(busy), describeGaps(busy))
 	}
-	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1 {
-		t.Errorf("%d trap fetches over %d kills, %d uninterrupted", rep.TrapFetches, kills, refRep.TrapFetches)
+	// The trap protection survives the kills: the distinct trap pages
+	// fetched stay within 10 % of the uninterrupted crawl's. A kill also
+	// repeats the requests it cut off (at most Workers per kill), trap
+	// pages among them.
+	distinct, refDistinct := trapPages(web, rep), trapPages(whole, refRep)
+	if float64(distinct) > 1.1*float64(refDistinct)+1 {
+		t.Errorf("%d distinct trap pages fetched over %d kills, %d uninterrupted", distinct, kills, refDistinct)
+	}
+	if repeats := rep.TrapFetches - distinct; repeats > kills*killConfig(nil, nil, "").Workers {
+		t.Errorf("%d repeated trap requests over %d kills", repeats, kills)
 	}
 }
 
@@ -269,4 +278,16 @@ func TestLongRetryAfterEndsCrawl(t *testing.T) {
 	if n := web.Report().PerURL[blocked[1]]; n != 0 {
 		t.Errorf("the URL behind the block was requested %d times", n)
 	}
+}
+
+// trapPages counts the distinct trap pages the server served.
+func trapPages(web *crawltest.Web, rep crawltest.Report) int {
+	truth := web.TruthFor(killWeb.Agent, 0)
+	n := 0
+	for u := range rep.PerPage {
+		if truth.IsTrap(u) {
+			n++
+		}
+	}
+	return n
 }

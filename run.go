@@ -80,6 +80,7 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 		case <-cr.wake:
 		case <-poll.C:
 		}
+		cr.maybeSaveTraps(time.Now())
 		if cr.hasPending() {
 			if err := cr.enqueue(nil, nil); err != nil {
 				cr.cfg.Logger.Warn("queueing pending links", "err", err)

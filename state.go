@@ -13,7 +13,8 @@ import (
 
 // Crawl state beyond the queue: with a DataDir, the politeness model's
 // host clocks, Retry-After blocks and Crawl-delays are saved in the store
-// every second and when Run returns, and restored by the next Run,
+// every second and when Run returns (trap learning up to four times a
+// second), and restored by the next Run,
 // which also spaces every host from its own start (fetch.Politeness
 // Restarted), so that a restart, clean or kill -9, sends no request sooner
 // than the host allows. The trap detector's learning (counts, content
@@ -68,10 +69,10 @@ func (cr *Crawler) putState(name string, b []byte) error {
 	return nil
 }
 
-// stateEvery is how often the crawl state is saved while a Run goes on
-// (the monitor's tick, which also samples the stats):
-// a kill -9 loses at most this much of the trap detector's learning (a
-// Retry-After block is saved when it is set).
+// stateEvery is how often the politeness state is saved while a Run goes
+// on (the monitor's tick, which also samples the stats); a Retry-After
+// block is saved when it is set, and a restart spaces every host from its
+// start, so nothing the host asked for is lost between saves.
 const stateEvery = time.Second
 
 // saveCrawlState saves the politeness and trap state, and shares the trap
@@ -89,9 +90,28 @@ func (cr *Crawler) saveCrawlState() {
 	if err := cr.saveState(); err != nil {
 		cr.cfg.Logger.Warn("saving the crawl state", "err", err)
 	}
+}
+
+// Trap learning is saved more often than the rest: what a kill -9 loses
+// of it is paid in trap fetches after the restart, so it is saved every
+// trapSaveMin when it changed, or as often as keeps the snapshot's cost
+// (encoding every host) under 1/trapSaveCost of the time.
+const (
+	trapSaveMin  = 250 * time.Millisecond
+	trapSaveCost = 20
+)
+
+// maybeSaveTraps saves the trap detector's learning to the DataDir when
+// its interval has passed.
+func (cr *Crawler) maybeSaveTraps(now time.Time) {
+	if cr.db == nil || now.Before(cr.nextTrapSave) {
+		return
+	}
+	start := time.Now()
 	if err := cr.saveTraps(); err != nil {
 		cr.cfg.Logger.Warn("saving the spider-trap state", "err", err)
 	}
+	cr.nextTrapSave = now.Add(max(trapSaveMin, trapSaveCost*time.Since(start)))
 }
 
 // restorePoliteness loads the politeness state an earlier Run saved.
