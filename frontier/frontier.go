@@ -314,11 +314,12 @@ type Options struct {
 	// LeaseTTL is how long a lease lasts. Zero means 5 minutes.
 	LeaseTTL time.Duration
 	// MaxAttempts is how many fetches of a URL may end in OutcomeRetry
-	// before it is dropped; at most 255. Zero means 5.
+	// before it is dropped; at most 255. Zero means DefaultMaxAttempts.
 	MaxAttempts int
 	// RetryBase and RetryMax bound the exponential retry backoff:
-	// attempt n waits RetryBase*2^(n-1), at most RetryMax. Zero means 30
-	// seconds and 1 hour. When its backoff is over, a retried URL queues
+	// attempt n waits RetryBase*2^(n-1), at most RetryMax (see
+	// Policy.RetryDelay). Zero means DefaultRetryBase (30 seconds) and
+	// DefaultRetryMax (1 hour). When its backoff is over, a retried URL queues
 	// at the tail of its band, behind the URLs that never failed, as if
 	// added then: a page that keeps failing costs its host one turn per
 	// attempt, never the head of the queue.
@@ -369,20 +370,17 @@ type Stats struct {
 
 // Frontier is a URL frontier. Its methods are safe for concurrent use.
 type Frontier struct {
-	store       Store
-	bands       int
-	weights     []int
-	prio        Prioritizer
-	polite      Politeness
-	maxLeases   int32
-	leaseTTL    time.Duration
-	maxAttempts int
-	retryBase   time.Duration
-	retryMax    time.Duration
-	recrawl     Schedule
-	window      int
-	dwindow     int
-	now         func() time.Time
+	store     Store
+	bands     int
+	weights   []int
+	prio      Prioritizer
+	polite    Politeness
+	maxLeases int32
+	leaseTTL  time.Duration
+	policy    Policy // with its defaults filled
+	window    int
+	dwindow   int
+	now       func() time.Time
 
 	commit committer
 
@@ -449,22 +447,24 @@ func (f *Frontier) leave(w *waiter) {
 // every URL that was queued or leased but not settled is queued.
 func New(opts Options) (*Frontier, error) {
 	f := &Frontier{
-		store:       opts.Store,
-		bands:       opts.Bands,
-		prio:        opts.Prioritizer,
-		polite:      opts.Politeness,
-		maxLeases:   int32(opts.MaxLeasesPerHost),
-		leaseTTL:    opts.LeaseTTL,
-		maxAttempts: opts.MaxAttempts,
-		retryBase:   opts.RetryBase,
-		retryMax:    opts.RetryMax,
-		recrawl:     opts.Schedule,
-		window:      opts.Window,
-		dwindow:     opts.DelayedWindow,
-		now:         opts.Now,
-		hosts:       make(map[string]*host),
-		dcursor:     dkey{due: math.MinInt64},
-		dfloor:      dkey{due: math.MinInt64},
+		store:     opts.Store,
+		bands:     opts.Bands,
+		prio:      opts.Prioritizer,
+		polite:    opts.Politeness,
+		maxLeases: int32(opts.MaxLeasesPerHost),
+		leaseTTL:  opts.LeaseTTL,
+		policy: Policy{
+			MaxAttempts: opts.MaxAttempts,
+			RetryBase:   opts.RetryBase,
+			RetryMax:    opts.RetryMax,
+			Schedule:    opts.Schedule,
+		}.withDefaults(),
+		window:  opts.Window,
+		dwindow: opts.DelayedWindow,
+		now:     opts.Now,
+		hosts:   make(map[string]*host),
+		dcursor: dkey{due: math.MinInt64},
+		dfloor:  dkey{due: math.MinInt64},
 	}
 	if f.bands == 0 {
 		f.bands = 4
@@ -495,16 +495,8 @@ func New(opts Options) (*Frontier, error) {
 	if f.leaseTTL <= 0 {
 		f.leaseTTL = 5 * time.Minute
 	}
-	if f.maxAttempts <= 0 {
-		f.maxAttempts = 5
-	}
-	f.maxAttempts = min(f.maxAttempts, math.MaxUint8)
-	if f.retryBase <= 0 {
-		f.retryBase = 30 * time.Second
-	}
-	if f.retryMax <= 0 {
-		f.retryMax = time.Hour
-	}
+	// Attempt counts are kept in a byte.
+	f.policy.MaxAttempts = min(f.policy.MaxAttempts, math.MaxUint8)
 	if f.window <= 0 {
 		f.window = 8
 	}
@@ -1499,7 +1491,7 @@ func (f *Frontier) DoneAt(now time.Time, l *Lease, o Outcome) (Settlement, error
 		f.mu.Unlock()
 		return Settlement{}, err
 	}
-	s := f.plan(l, o, n)
+	s := f.plan(l, o, now)
 	if f.store == nil {
 		if s.requeue {
 			f.seq++
@@ -1571,66 +1563,36 @@ func (f *Frontier) checkLease(l *Lease, now int64) error {
 	return nil
 }
 
-// plan decides what settling l with o does. f.mu held.
-func (f *Frontier) plan(l *Lease, o Outcome, now int64) settlement {
-	s := settlement{kind: o.Kind}
+// plan decides what settling l with o at now does, by f.policy, and
+// translates the Decision into the change to the queue. The previous
+// fingerprint and interval are read from the lease's item, not from the
+// Lease's exported copies. f.mu held.
+func (f *Frontier) plan(l *Lease, o Outcome, now time.Time) settlement {
 	prev := l.it
-	switch o.Kind {
-	case OutcomeFailed:
-		s.result = Settlement{Kind: SettlementFailed, Attempt: int(prev.attempts)}
-	case OutcomeRetry:
-		attempts := int(prev.attempts) + 1
-		if attempts >= f.maxAttempts {
-			s.dropped = true
-			s.result = Settlement{Kind: SettlementGivenUp, Attempt: attempts}
-			break
-		}
-		// RetryBase*2^(attempts-1), capped at RetryMax; compared as
-		// RetryBase <= RetryMax/2^(attempts-1) so that the shift cannot
-		// overflow into a short wait.
-		backoff := f.retryMax
-		if k := attempts - 1; f.retryBase <= f.retryMax>>k {
-			backoff = f.retryBase << k
-		}
+	var fp uint64
+	var interval int64
+	if prev.ext != nil && prev.ext.recrawl {
+		fp, interval = prev.ext.fp, prev.ext.interval
+	}
+	d := f.policy.plan(int(prev.attempts), fp, time.Duration(interval), o, now)
+	s := settlement{kind: o.Kind, result: d.Settlement}
+	switch d.Kind {
+	case SettlementGivenUp:
+		s.dropped = true
+	case SettlementRetrying:
 		s.requeue = true
 		s.next = prev
-		s.next.attempts = uint8(attempts)
-		s.due = addNano(now, max(backoff, o.RetryAfter))
-		s.result = Settlement{Kind: SettlementRetrying, At: time.Unix(0, s.due), Attempt: attempts}
-	case OutcomeSuccess, OutcomeNotModified:
-		s.result = Settlement{Kind: SettlementFinished, Attempt: int(prev.attempts)}
-		var prevFP uint64
-		var prevInterval int64
-		if prev.ext != nil && prev.ext.recrawl {
-			prevFP, prevInterval = prev.ext.fp, prev.ext.interval
-		}
-		fp := prevFP
-		changed := true
-		if o.Kind == OutcomeNotModified {
-			changed = false
-		} else if o.Fingerprint != 0 {
-			fp = o.Fingerprint
-			changed = prevFP == 0 || prevFP != o.Fingerprint
-		}
-		var interval int64
-		switch {
-		case !o.RecrawlAt.IsZero():
-			s.due = unixNano(o.RecrawlAt)
-			interval = max(s.due-now, 0)
-		case f.recrawl != nil:
-			interval = int64(f.recrawl.Next(time.Duration(prevInterval), changed))
-			if interval > 0 {
-				s.due = addNano(now, time.Duration(interval))
-			}
-		}
-		if s.due == 0 {
-			break
-		}
+		s.next.attempts = uint8(d.Attempt)
+	case SettlementRecrawl:
 		s.requeue = true
 		s.next = prev
 		s.next.attempts = 0
-		s.next.ext = &itemExt{meta: prev.meta(), fp: fp, interval: interval, recrawl: true}
-		s.result = Settlement{Kind: SettlementRecrawl, At: time.Unix(0, s.due)}
+		s.next.ext = &itemExt{meta: prev.meta(), fp: d.Fingerprint, interval: int64(d.Interval), recrawl: true}
+	}
+	if s.requeue {
+		// Times past 2262 saturate, as every time the frontier keeps.
+		s.due = unixNano(d.At)
+		s.result.At = time.Unix(0, s.due)
 	}
 	return s
 }
