@@ -384,6 +384,13 @@ type Frontier struct {
 
 	commit committer
 
+	// base is the context of store reads, cancelled by Close (with the
+	// caller's own in Next); loads counts the reads of band windows in
+	// flight outside f.mu, which Close waits for. See loadBand.
+	base       context.Context
+	cancelBase context.CancelFunc
+	loads      sync.WaitGroup
+
 	mu         sync.Mutex
 	closed     bool
 	hosts      map[string]*host
@@ -509,6 +516,7 @@ func New(opts Options) (*Frontier, error) {
 	f.ready = make([]ring[readyRef], f.bands)
 	f.wrr = make([]int, f.bands)
 	f.commit.f = f
+	f.base, f.cancelBase = context.WithCancel(context.Background())
 	if f.store != nil {
 		if err := f.recover(); err != nil {
 			return nil, err
@@ -791,6 +799,10 @@ func (f *Frontier) insert(p *prepared, now int64) {
 	case p.it.seq <= bq.cursor:
 		// A window load already read it from the store.
 		return
+	case bq.loading:
+		// A window load is reading the band outside f.mu and may or
+		// may not see this URL: the band keeps more set when it ends.
+		bq.dirty = true
 	case !bq.more && bq.q.len() < f.window:
 		bq.q.pushBack(p.it)
 		bq.cursor = p.it.seq
@@ -888,6 +900,12 @@ func (f *Frontier) hostFor(name string) *host {
 // may be leased at now, in the time heap if it must wait (or if it is idle
 // but its politeness time has not passed), or nowhere. f.mu held.
 func (f *Frontier) schedule(h *host, now int64) {
+	if h.loading {
+		// Its loader files it when its store read ends (nextLocked).
+		h.readyTok = 0
+		f.times.remove(h)
+		return
+	}
 	work := h.hasWork()
 	if !work || h.outstanding >= f.maxLeases {
 		h.readyTok = 0
@@ -950,13 +968,13 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 		now := f.now()
 		if w == nil {
 			// Most calls find a ready host at once and never wait.
-			l, _, err := f.next(now, nil)
+			l, _, err := f.next(ctx, now, nil)
 			if l != nil || err != nil {
 				return l, err
 			}
 			w = &waiter{ch: make(chan struct{}, 1)}
 		}
-		l, wake, err := f.next(now, w)
+		l, wake, err := f.next(ctx, now, w)
 		if l != nil || err != nil {
 			return l, err
 		}
@@ -988,9 +1006,10 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 // now, if there is one. Otherwise it returns a nil lease and the time at
 // which one may become available (a host's politeness time, a delayed URL's
 // due time or a lease's expiry), or the zero time if nothing will happen
-// before the next Add or Done. It never blocks.
+// before the next Add or Done. It never waits for a lease; with a Store it
+// may read a window of a host's URLs, which Close cancels.
 func (f *Frontier) NextAt(now time.Time) (*Lease, time.Time, error) {
-	return f.next(now, nil)
+	return f.next(nil, now, nil)
 }
 
 // next leases the best ready URL at now. Without one it returns the next
@@ -998,29 +1017,49 @@ func (f *Frontier) NextAt(now time.Time) (*Lease, time.Time, error) {
 // returns the wake time only if w leads the queue (the zero time
 // otherwise: w sleeps until woken). A waiter that gets a lease, or an
 // error, leaves the queue.
-func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
+//
+// The scheduling itself (nextLocked) is pure: no IO under f.mu. When the
+// host it picked must first read a window of URLs from the store, it hands
+// the read back as a bandLoad; next runs it with f.mu released, under ctx
+// (nil: the frontier's own context, which Close cancels), and nextLocked
+// resumes with that host.
+func (f *Frontier) next(ctx context.Context, now time.Time, w *waiter) (*Lease, time.Time, error) {
 	n := now.UnixNano()
+	var loaded *bandLoad
 	for {
 		f.mu.Lock()
-		l, wake, err := f.nextLocked(n, w)
+		l, wake, ld, err := f.nextLocked(n, w, loaded)
+		loaded = nil
 		op := f.refile(n)
 		f.mu.Unlock()
+		if op != nil {
+			// Due URLs that did not fit in their hosts' windows are
+			// re-filed now that f.mu is released: the write's apply
+			// takes it.
+			merr := op.submit(f)
+			if l != nil || err != nil {
+				// A failed move is tried again by a later call: its
+				// URLs are back among the delayed ones.
+				return l, wake, err
+			}
+			if merr != nil {
+				f.mu.Lock()
+				if ld != nil {
+					f.loads.Done()
+					f.endLoad(ld, n, false)
+				}
+				f.leave(w)
+				f.mu.Unlock()
+				return nil, time.Time{}, merr
+			}
+		}
+		if ld != nil {
+			f.scan(ctx, ld)
+			loaded = ld
+			continue
+		}
 		if op == nil {
 			return l, wake, err
-		}
-		// Due URLs that did not fit in their hosts' windows are re-filed
-		// now that f.mu is released: the write's apply takes it.
-		merr := op.submit(f)
-		if l != nil || err != nil {
-			// A failed move is tried again by a later call: its URLs
-			// are back among the delayed ones.
-			return l, wake, err
-		}
-		if merr != nil {
-			f.mu.Lock()
-			f.leave(w)
-			f.mu.Unlock()
-			return nil, time.Time{}, merr
 		}
 		// The moved URLs may have made a host ready, and more due URLs
 		// may wait for room: look again.
@@ -1028,27 +1067,60 @@ func (f *Frontier) next(now time.Time, w *waiter) (*Lease, time.Time, error) {
 }
 
 // nextLocked is next with f.mu held. Due URLs that promote could not put
-// into memory are left in f.moving for the caller to re-file.
-func (f *Frontier) nextLocked(n int64, w *waiter) (*Lease, time.Time, error) {
+// into memory are left in f.moving for the caller to re-file. When the host
+// popReady picked must read a band's window from the store first, it
+// returns that read (a bandLoad) instead of a lease, and the caller calls
+// it again with the read done as loaded, to go on with the same host.
+func (f *Frontier) nextLocked(n int64, w *waiter, loaded *bandLoad) (*Lease, time.Time, *bandLoad, error) {
+	var resume *host
+	if loaded != nil {
+		if err := f.endLoad(loaded, n, true); err != nil {
+			f.leave(w)
+			return nil, time.Time{}, nil, err
+		}
+		resume = loaded.h
+	}
 	if f.closed {
 		f.leave(w)
-		return nil, time.Time{}, ErrClosed
+		return nil, time.Time{}, nil, ErrClosed
 	}
 	f.expire(n)
 	if err := f.promote(n); err != nil {
+		if resume != nil {
+			f.schedule(resume, n)
+		}
 		f.leave(w)
-		return nil, time.Time{}, err
+		return nil, time.Time{}, nil, err
+	}
+	skip := -1 // the band just loaded: not read again by this take
+	if resume != nil {
+		skip = loaded.b
+		// Leases of the host may have settled or expired, or it may
+		// have been blocked, while f.mu was released: it goes on only
+		// if it may still be leased at n.
+		if resume.outstanding >= f.maxLeases || resume.eligibleAt() > n {
+			f.schedule(resume, n)
+			resume = nil
+		}
 	}
 	for {
-		h := f.popReady()
+		h := resume
+		if h == nil {
+			h = f.popReady()
+		} else {
+			resume = nil
+		}
 		if h == nil {
 			break
 		}
-		it, ok, err := f.take(h)
-		if err != nil {
-			f.schedule(h, n)
+		it, ok, ld := f.take(h, skip)
+		skip = -1
+		if ld != nil {
+			// The caller reads the window with f.mu released; the
+			// host stays out of the ready lists meanwhile, and w
+			// leaves the queue so that another waiter leads.
 			f.leave(w)
-			return nil, time.Time{}, err
+			return nil, time.Time{}, ld, nil
 		}
 		if !ok {
 			f.schedule(h, n)
@@ -1060,7 +1132,7 @@ func (f *Frontier) nextLocked(n int64, w *waiter) (*Lease, time.Time, error) {
 			// More work is ready now: hand it on.
 			f.waiters[0].wake()
 		}
-		return l, time.Time{}, nil
+		return l, time.Time{}, nil, nil
 	}
 	if w != nil {
 		if !w.queued {
@@ -1068,14 +1140,14 @@ func (f *Frontier) nextLocked(n int64, w *waiter) (*Lease, time.Time, error) {
 			f.waiters = append(f.waiters, w)
 		}
 		if f.waiters[0] != w {
-			return nil, time.Time{}, nil
+			return nil, time.Time{}, nil, nil
 		}
 	}
 	wake := f.wakeAt(n)
 	if wake == math.MaxInt64 {
-		return nil, time.Time{}, nil
+		return nil, time.Time{}, nil, nil
 	}
-	return nil, time.Unix(0, wake), nil
+	return nil, time.Unix(0, wake), nil, nil
 }
 
 // anyReady reports whether some host may be ready (its ready entry may be
@@ -1340,15 +1412,15 @@ func (f *Frontier) popReady() *host {
 	return ref.h
 }
 
-// take removes h's best URL from memory, loading a band's window from the
-// store when it ran dry. f.mu held.
-func (f *Frontier) take(h *host) (item, bool, error) {
+// take removes h's best URL from memory. When the best band with URLs is
+// empty in memory but may have more in the store, it returns the read of
+// its next window instead (see loadBand), unless the band is skip, whose
+// window was just read: then it goes on to the next band. f.mu held.
+func (f *Frontier) take(h *host, skip int) (item, bool, *bandLoad) {
 	for b := range h.bands {
 		bq := &h.bands[b]
-		if bq.q.len() == 0 && bq.more {
-			if err := f.loadBand(h, b); err != nil {
-				return item{}, false, err
-			}
+		if bq.q.len() == 0 && bq.more && b != skip {
+			return item{}, false, f.loadBand(h, b)
 		}
 		if bq.q.len() > 0 {
 			h.queued--
@@ -1358,16 +1430,97 @@ func (f *Frontier) take(h *host) (item, bool, error) {
 	return item{}, false, nil
 }
 
-// loadBand reads the next window of band b of h from the store, through
-// the band's cursor. f.mu held.
-func (f *Frontier) loadBand(h *host, b int) error {
+// bandLoad is the read of the next window of band b of host h from the
+// store, which runs with f.mu released: a store read may be a network
+// round trip (storage/postgres), and holding the scheduler's lock through
+// it would stall every Add, Done and Stats of every host, with nothing
+// able to cancel it.
+//
+// While it runs, h.loading keeps the host out of the ready lists and the
+// time heap (no other call leases it or reads its bands), and the band's
+// loading flag makes insert leave URLs added meanwhile to the store,
+// marking the band dirty: the read may or may not have seen them, so the
+// band keeps more set. The band's cursor only moves when the read ends.
+// URLs that return to the band meanwhile (an expired or released lease, a
+// due recrawl) are in memory already and stay ahead of the window read.
+type bandLoad struct {
+	h          *host
+	b          int
+	start, end []byte
+	kvs        []KV
+	err        error
+}
+
+// loadBand marks band b of h as being read and returns the read for the
+// caller to run (scan) with f.mu released. f.mu held, f not closed.
+func (f *Frontier) loadBand(h *host, b int) *bandLoad {
 	bq := &h.bands[b]
-	start := queuedKey(h.name, uint8(b), bq.cursor+1)
-	end := append(hostPrefix(h.name), uint8(b)+1)
-	kvs, err := f.store.Scan(context.Background(), start, end, f.window)
-	if err != nil {
-		return fmt.Errorf("frontier: reading queue of %s: %w", h.name, err)
+	h.loading, bq.loading = true, true
+	f.loads.Add(1)
+	return &bandLoad{
+		h:     h,
+		b:     b,
+		start: queuedKey(h.name, uint8(b), bq.cursor+1),
+		end:   append(hostPrefix(h.name), uint8(b)+1),
 	}
+}
+
+// scan runs ld's store read under ctx (nil: f.base) and f.base, the
+// context Close cancels. f.mu not held.
+func (f *Frontier) scan(ctx context.Context, ld *bandLoad) {
+	defer f.loads.Done()
+	sctx, stop := f.base, func() {}
+	if ctx != nil && ctx.Done() != nil {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithCancel(ctx)
+		unhook := context.AfterFunc(f.base, cancel)
+		stop = func() { unhook(); cancel() }
+	}
+	ld.kvs, ld.err = f.store.Scan(sctx, ld.start, ld.end, f.window)
+	stop()
+	switch {
+	case ld.err == nil:
+	case f.base.Err() != nil:
+		ld.err = ErrClosed
+	case ctx != nil && ctx.Err() != nil:
+		ld.err = ctx.Err()
+	default:
+		ld.err = fmt.Errorf("frontier: reading queue of %s: %w", ld.h.name, ld.err)
+	}
+}
+
+// endLoad ends ld. With file set and a successful read (on an open
+// frontier) it files the window read into the band, and the caller goes
+// on with the host; otherwise the band is left as it was, the host is
+// scheduled again and a waiter woken (another call may lease it). It
+// returns ld's error, or ErrClosed after Close. f.mu held.
+func (f *Frontier) endLoad(ld *bandLoad, now int64, file bool) error {
+	h := ld.h
+	bq := &h.bands[ld.b]
+	h.loading, bq.loading = false, false
+	dirty := bq.dirty
+	bq.dirty = false
+	err := ld.err
+	if err == nil && f.closed {
+		err = ErrClosed
+	}
+	if err != nil || !file {
+		f.schedule(h, now)
+		f.signal()
+		return err
+	}
+	f.fileWindow(h, ld.b, ld.start, ld.kvs)
+	bq.more = bq.more || dirty
+	// The leading waiter computed its wake time without the host; it
+	// looks again once the caller has gone on with it.
+	f.signal()
+	return nil
+}
+
+// fileWindow files a window of band b of h read from the store at start:
+// the URLs go to the band's tail and its cursor past them. f.mu held.
+func (f *Frontier) fileWindow(h *host, b int, start []byte, kvs []KV) {
+	bq := &h.bands[b]
 	bq.more = len(kvs) == f.window
 	prefix := start[:len(start)-8] // every key in [start, end) begins with it
 	for _, kv := range kvs {
@@ -1376,8 +1529,7 @@ func (f *Frontier) loadBand(h *host, b int) error {
 			// A malformed key. The cursor still moves past it (and no
 			// further than the last well-formed key before it could
 			// sort), or every load would read it again and the band
-			// would never drain: Next would spin on the host with f.mu
-			// held.
+			// would never drain: Next would spin on the host.
 			f.stats.Corrupt++
 			var pad [8]byte
 			copy(pad[:], tail)
@@ -1401,7 +1553,6 @@ func (f *Frontier) loadBand(h *host, b int) error {
 		bq.q.pushBack(itemFromRecord(&r, uint8(b), seq))
 		h.queued++
 	}
-	return nil
 }
 
 // loadDelayed reads the next window of delayed URLs from the store. URLs
@@ -1409,7 +1560,7 @@ func (f *Frontier) loadBand(h *host, b int) error {
 // update files them. f.mu held.
 func (f *Frontier) loadDelayed() error {
 	start := delayedKey(f.dcursor.due, f.dcursor.seq+1)
-	kvs, err := f.store.Scan(context.Background(), start, []byte{kindDelayed + 1}, f.dwindow)
+	kvs, err := f.store.Scan(f.base, start, []byte{kindDelayed + 1}, f.dwindow)
 	if err != nil {
 		return fmt.Errorf("frontier: reading delayed URLs: %w", err)
 	}
@@ -1713,10 +1864,14 @@ func (f *Frontier) Stats() Stats {
 // it. Unsettled leases are not written anywhere: with a durable Store their
 // URLs are queued again by the next New. Close is idempotent.
 func (f *Frontier) Close() error {
+	// Store reads in flight end first: one under f.mu (loadDelayed)
+	// would keep Close from taking it.
+	f.cancelBase()
 	f.mu.Lock()
 	f.closed = true
 	f.signal()
 	f.mu.Unlock()
+	f.loads.Wait()
 	f.commit.close()
 	return nil
 }

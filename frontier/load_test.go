@@ -1,0 +1,150 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// gateStore is a MemoryStore whose next read of a host's band window, once
+// armed, reads the store and then blocks, holding what it read, until
+// released or until its context is done: a slow network store, with the
+// test deciding when the reply arrives. Nothing here waits on a clock.
+type gateStore struct {
+	*MemoryStore
+	armed   atomic.Bool
+	entered chan struct{} // receives when an armed read blocks
+	release chan struct{} // a send lets the blocked read return
+}
+
+func newGateStore() *gateStore {
+	return &gateStore{MemoryStore: NewMemoryStore(), entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gateStore) Scan(ctx context.Context, start, end []byte, limit int) ([]KV, error) {
+	kvs, err := g.MemoryStore.Scan(ctx, start, end, limit)
+	if len(start) == 0 || start[0] != kindQueued || !g.armed.CompareAndSwap(true, false) {
+		return kvs, err
+	}
+	g.entered <- struct{}{}
+	select {
+	case <-g.release:
+		return kvs, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// loadSetup leaves host a.test with its band's window drained and a.test/3
+// in the store only (Window 2), and a lease on b.test/1 open, then arms the
+// store and starts a Next whose read of a.test's next window blocks. It
+// returns the open lease, the Next's cancel function and its result.
+func loadSetup(t *testing.T) (*Frontier, *gateStore, *Lease, context.CancelFunc, <-chan nextResult) {
+	t.Helper()
+	s := newGateStore()
+	f := newTest(t, Options{Store: s, Politeness: FixedDelay(0), Window: 2, Now: func() time.Time { return t0 }})
+	mustAdd(t, f, t0,
+		Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"}, Entry{URL: "http://a.test/3"},
+		Entry{URL: "http://b.test/1"})
+	la := mustNext(t, f, t0)
+	lb := mustNext(t, f, t0)
+	if la.URL != "http://a.test/1" || lb.URL != "http://b.test/1" {
+		t.Fatalf("leased %s and %s", la.URL, lb.URL)
+	}
+	mustDone(t, f, t0, la, Success(0))
+	if l := mustNext(t, f, t0); l.URL != "http://a.test/2" {
+		t.Fatalf("leased %s, want a.test/2 from memory", l.URL)
+	} else {
+		mustDone(t, f, t0, l, Success(0))
+	}
+	s.armed.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	res := make(chan nextResult, 1)
+	go func() {
+		l, err := f.Next(ctx)
+		res <- nextResult{l, err}
+	}()
+	<-s.entered // the Next is reading a.test's window from the store
+	return f, s, lb, cancel, res
+}
+
+type nextResult struct {
+	l   *Lease
+	err error
+}
+
+// TestLoadOutsideLock: while a Next waits for a slow store read of one
+// host's window, Add, Stats, Done and NextAt of other hosts go on, the
+// host being read is not leased by anyone else, and a URL of that band
+// added meanwhile (which the read did not see) is not lost.
+func TestLoadOutsideLock(t *testing.T) {
+	f, s, lb, _, res := loadSetup(t)
+
+	mustAdd(t, f, t0, Entry{URL: "http://c.test/1"}, Entry{URL: "http://a.test/4"})
+	if st := f.Stats(); st.Leased != 1 || st.Added != 6 {
+		t.Errorf("Stats during the read: %d leased, %d added; want 1 and 6", st.Leased, st.Added)
+	}
+	if st := mustDone(t, f, t0, lb, Success(0)); st.Kind != SettlementFinished {
+		t.Errorf("Done during the read: %v", st.Kind)
+	}
+	lc := mustNext(t, f, t0)
+	if lc.URL != "http://c.test/1" {
+		t.Fatalf("NextAt during the read leased %s, want c.test/1 (a.test is being read)", lc.URL)
+	}
+	mustDone(t, f, t0, lc, Success(0))
+	mustNone(t, f, t0)
+
+	s.release <- struct{}{}
+	r := <-res
+	if r.err != nil || r.l == nil || r.l.URL != "http://a.test/3" {
+		t.Fatalf("Next after the read: %v, %v; want a.test/3", r.l, r.err)
+	}
+	mustDone(t, f, t0, r.l, Success(0))
+	if l := mustNext(t, f, t0); l.URL != "http://a.test/4" {
+		t.Fatalf("leased %s, want a.test/4, added during the read", l.URL)
+	} else {
+		mustDone(t, f, t0, l, Success(0))
+	}
+	mustNone(t, f, t0)
+	if st := f.Stats(); st.Succeeded != 6 || st.InMemory != 0 || st.Leased != 0 {
+		t.Errorf("final stats %+v", st)
+	}
+}
+
+// TestLoadCancel: cancelling the context of a Next ends its blocked store
+// read; Next returns the context's error and the host is leased later
+// with its URLs intact.
+func TestLoadCancel(t *testing.T) {
+	f, _, lb, cancel, res := loadSetup(t)
+	cancel()
+	r := <-res
+	if !errors.Is(r.err, context.Canceled) || r.l != nil {
+		t.Fatalf("Next after cancel: %v, %v; want context.Canceled", r.l, r.err)
+	}
+	mustDone(t, f, t0, lb, Success(0))
+	l := mustNext(t, f, t0)
+	if l.URL != "http://a.test/3" {
+		t.Fatalf("leased %s after the cancelled read, want a.test/3", l.URL)
+	}
+	mustDone(t, f, t0, l, Success(0))
+	mustNone(t, f, t0)
+}
+
+// TestLoadClose: Close ends a blocked store read and returns once it has
+// ended (the store may be closed after Close); the Next returns ErrClosed.
+func TestLoadClose(t *testing.T) {
+	f, s, _, _, res := loadSetup(t)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-res
+	if !errors.Is(r.err, ErrClosed) {
+		t.Fatalf("Next after Close: %v, %v; want ErrClosed", r.l, r.err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
