@@ -217,6 +217,14 @@ func (f *Frontier) insertDelayed(d delayedItem) {
 	}
 	k := dkey{d.due, d.it.seq}
 	switch {
+	case f.dloading && f.dcursor.less(k):
+		// The delayed window is being read and may or may not return
+		// it: it stays in the store, and the read is cut before it
+		// (endDelayed).
+		if !f.dcut || k.less(f.dlow) {
+			f.dcut, f.dlow = true, k
+		}
+		f.dmore = true
 	case !f.dcursor.less(k):
 		// Below the window's end: a load skipped it as not yet applied,
 		// or it is a new URL due before the last one in memory.

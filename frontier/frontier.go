@@ -104,7 +104,7 @@ type Frontier struct {
 
 	// base is the context of store reads, cancelled by Close (with the
 	// caller's own in Next); loads counts the reads of band windows in
-	// flight outside f.mu, which Close waits for. See loadBand.
+	// flight outside f.mu, which Close waits for. See windowRead.
 	base       context.Context
 	cancelBase context.CancelFunc
 	loads      sync.WaitGroup
@@ -121,6 +121,9 @@ type Frontier struct {
 	dcursor    dkey          // delayed keys up to dcursor are in memory, leased, promoted or being re-filed
 	dmore      bool          // the store may hold delayed keys after dcursor
 	dfloor     dkey          // the highest delayed key promote took: keys up to it may be in memory outside the heap
+	dloading   bool          // a windowRead is reading the delayed window
+	dcut       bool          // a URL was delayed after dcursor while it did, left to the store:
+	dlow       dkey          // the lowest such key, where the read's window is cut (see windowRead)
 	moving     []delayedItem // due URLs promote found no room for, to re-file as queued URLs (see refile)
 	nmoving    int           // URLs whose re-filing write is in flight
 	appliedSeq uint64
@@ -235,7 +238,7 @@ func (f *Frontier) Stats() Stats {
 		s.InMemory += int(h.queued)
 	}
 	s.Delayed = len(f.delayed)
-	s.InMemory += s.Delayed + f.nmoving
+	s.InMemory += s.Delayed + f.nmoving + len(f.moving)
 	return s
 }
 
@@ -244,8 +247,7 @@ func (f *Frontier) Stats() Stats {
 // it. Unsettled leases are not written anywhere: with a durable Store their
 // URLs are queued again by the next New. Close is idempotent.
 func (f *Frontier) Close() error {
-	// Store reads in flight end first: one under f.mu (loadDelayed)
-	// would keep Close from taking it.
+	// Store reads in flight end first.
 	f.cancelBase()
 	f.mu.Lock()
 	f.closed = true

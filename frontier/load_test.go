@@ -8,24 +8,26 @@ import (
 	"time"
 )
 
-// gateStore is a MemoryStore whose next read of a host's band window, once
+// gateStore is a MemoryStore whose next read of a window of the given kind
+// (a host's band, kindQueued, or the delayed URLs, kindDelayed), once
 // armed, reads the store and then blocks, holding what it read, until
 // released or until its context is done: a slow network store, with the
 // test deciding when the reply arrives. Nothing here waits on a clock.
 type gateStore struct {
 	*MemoryStore
+	kind    byte
 	armed   atomic.Bool
 	entered chan struct{} // receives when an armed read blocks
 	release chan struct{} // a send lets the blocked read return
 }
 
 func newGateStore() *gateStore {
-	return &gateStore{MemoryStore: NewMemoryStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	return &gateStore{MemoryStore: NewMemoryStore(), kind: kindQueued, entered: make(chan struct{}), release: make(chan struct{})}
 }
 
 func (g *gateStore) Scan(ctx context.Context, start, end []byte, limit int) ([]KV, error) {
 	kvs, err := g.MemoryStore.Scan(ctx, start, end, limit)
-	if len(start) == 0 || start[0] != kindQueued || !g.armed.CompareAndSwap(true, false) {
+	if len(start) == 0 || start[0] != g.kind || !g.armed.CompareAndSwap(true, false) {
 		return kvs, err
 	}
 	g.entered <- struct{}{}
@@ -146,5 +148,103 @@ func TestLoadClose(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// drain leases and settles every URL leasable at now, one at a time, and
+// returns them in lease order.
+func drain(t *testing.T, f *Frontier, now time.Time) []string {
+	t.Helper()
+	var urls []string
+	for {
+		l, _, err := f.NextAt(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l == nil {
+			return urls
+		}
+		urls = append(urls, l.URL)
+		mustDone(t, f, now, l, Success(0))
+	}
+}
+
+// delayedSetup queues x.test/1 and three URLs of d.test due at t0+1h
+// (DelayedWindow 2, so they stay in the store), arms the store for the
+// delayed window, and starts a Next at t0+2h whose read of that window
+// blocks after reading d.test/1 and d.test/2.
+func delayedSetup(t *testing.T) (*Frontier, *gateStore, context.CancelFunc, <-chan nextResult) {
+	t.Helper()
+	s := newGateStore()
+	s.kind = kindDelayed
+	now := t0.Add(2 * time.Hour)
+	f := newTest(t, Options{Store: s, Politeness: FixedDelay(0), DelayedWindow: 2, Now: func() time.Time { return now }})
+	due := t0.Add(time.Hour)
+	mustAdd(t, f, t0, Entry{URL: "http://x.test/1"},
+		Entry{URL: "http://d.test/1", NotBefore: due}, Entry{URL: "http://d.test/2", NotBefore: due},
+		Entry{URL: "http://d.test/3", NotBefore: due})
+	s.armed.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	res := make(chan nextResult, 1)
+	go func() {
+		l, err := f.Next(ctx)
+		res <- nextResult{l, err}
+	}()
+	<-s.entered
+	return f, s, cancel, res
+}
+
+// TestDelayedLoadOutsideLock: while a Next waits for a slow read of the
+// delayed window, other calls lease and settle the URLs in memory, and a
+// URL delayed meanwhile whose due time sorts among the keys being read
+// (which the read did not return) is neither lost nor leased twice.
+func TestDelayedLoadOutsideLock(t *testing.T) {
+	f, s, _, res := delayedSetup(t)
+	now := t0.Add(2 * time.Hour)
+	mustAdd(t, f, t0, Entry{URL: "http://d.test/4", NotBefore: t0.Add(30 * time.Minute)})
+	if st := f.Stats(); st.Added != 5 {
+		t.Errorf("Stats during the read: %d added, want 5", st.Added)
+	}
+	if got := drain(t, f, now); len(got) != 1 || got[0] != "http://x.test/1" {
+		t.Fatalf("leased %v during the read, want x.test/1 alone", got)
+	}
+	s.release <- struct{}{}
+	r := <-res
+	if r.err != nil || r.l == nil {
+		t.Fatalf("Next after the read: %v, %v", r.l, r.err)
+	}
+	got := []string{r.l.URL}
+	mustDone(t, f, now, r.l, Success(0))
+	got = append(got, drain(t, f, now)...)
+	seen := map[string]int{}
+	for _, u := range got {
+		seen[u]++
+	}
+	for _, u := range []string{"http://d.test/1", "http://d.test/2", "http://d.test/3", "http://d.test/4"} {
+		if seen[u] != 1 {
+			t.Errorf("%s leased %d times; leases %v", u, seen[u], got)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("leases after the read %v, want the four d.test URLs", got)
+	}
+	if st := f.Stats(); st.Succeeded != 5 || st.InMemory != 0 {
+		t.Errorf("final stats %+v", st)
+	}
+}
+
+// TestDelayedLoadCancel: cancelling a Next blocked in a read of the delayed
+// window ends it; the delayed URLs are all leased later, once.
+func TestDelayedLoadCancel(t *testing.T) {
+	f, _, cancel, res := delayedSetup(t)
+	now := t0.Add(2 * time.Hour)
+	cancel()
+	if r := <-res; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Next after cancel: %v, %v; want context.Canceled", r.l, r.err)
+	}
+	got := drain(t, f, now)
+	if len(got) != 4 {
+		t.Fatalf("leased %v, want x.test/1 and the three d.test URLs", got)
 	}
 }

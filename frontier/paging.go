@@ -73,44 +73,73 @@ func (f *Frontier) recover() error {
 	}
 }
 
-// bandLoad is the read of the next window of band b of host h from the
-// store, which runs with f.mu released: a store read may be a network
-// round trip (storage/postgres), and holding the scheduler's lock through
-// it would stall every Add, Done and Stats of every host, with nothing
-// able to cancel it.
+// windowRead is the read of the next window of band b of host h, or (h
+// nil) of the delayed URLs, from the store. It runs with f.mu released: a
+// store read may be a network round trip (storage/postgres), and holding
+// the scheduler's lock through it would stall every Add, Done and Stats of
+// every host, with nothing able to cancel it.
 //
-// While it runs, h.loading keeps the host out of the ready lists and the
-// time heap (no other call leases it or reads its bands), and the band's
-// loading flag makes insert leave URLs added meanwhile to the store,
-// marking the band dirty: the read may or may not have seen them, so the
-// band keeps more set. The band's cursor only moves when the read ends.
-// URLs that return to the band meanwhile (an expired or released lease, a
-// due recrawl) are in memory already and stay ahead of the window read.
-type bandLoad struct {
+// While a band's window is read, h.loading keeps the host out of the ready
+// lists and the time heap (no other call leases it or reads its bands),
+// and the band's loading flag makes insert leave URLs added meanwhile to
+// the store, marking the band dirty: the read may or may not have seen
+// them, so the band keeps more set. The band's cursor only moves when the
+// read ends. URLs that return to the band meanwhile (an expired or
+// released lease, a due recrawl) are in memory already and stay ahead of
+// the window read.
+//
+// While the delayed window is read (f.dloading), promote takes only the
+// URLs in memory, and a URL that becomes delayed meanwhile with a key after
+// the window's end (f.dcursor) is left to the store. Unlike a band's, the
+// delayed keys are ordered by due time, so it may sort among the keys
+// being read, which the read may or may not return: the window read is cut
+// before the lowest such key (f.dlow), and a later read starts there. So
+// nothing is held in memory for URLs delayed during a read, and the
+// delayed window stays bounded. If trimDelayed moved the window's end
+// meanwhile, the read no longer continues it and is dropped (the store
+// still holds its URLs).
+type windowRead struct {
 	h          *host
 	b          int
+	from       dkey // the delayed window's end when the read began
 	start, end []byte
+	limit      int
 	kvs        []KV
 	err        error
 }
 
 // loadBand marks band b of h as being read and returns the read for the
 // caller to run (scan) with f.mu released. f.mu held, f not closed.
-func (f *Frontier) loadBand(h *host, b int) *bandLoad {
+func (f *Frontier) loadBand(h *host, b int) *windowRead {
 	bq := &h.bands[b]
 	h.loading, bq.loading = true, true
 	f.loads.Add(1)
-	return &bandLoad{
+	return &windowRead{
 		h:     h,
 		b:     b,
 		start: queuedKey(h.name, uint8(b), bq.cursor+1),
 		end:   append(hostPrefix(h.name), uint8(b)+1),
+		limit: f.window,
+	}
+}
+
+// loadDelayed marks the delayed window as being read and returns the read
+// of the DelayedWindow delayed URLs after its end, for the caller to run
+// (scan) with f.mu released. f.mu held, f not closed.
+func (f *Frontier) loadDelayed() *windowRead {
+	f.dloading = true
+	f.loads.Add(1)
+	return &windowRead{
+		from:  f.dcursor,
+		start: delayedKey(f.dcursor.due, f.dcursor.seq+1),
+		end:   []byte{kindDelayed + 1},
+		limit: f.dwindow,
 	}
 }
 
 // scan runs ld's store read under ctx (nil: f.base) and f.base, the
 // context Close cancels. f.mu not held.
-func (f *Frontier) scan(ctx context.Context, ld *bandLoad) {
+func (f *Frontier) scan(ctx context.Context, ld *windowRead) {
 	defer f.loads.Done()
 	sctx, stop := f.base, func() {}
 	if ctx != nil && ctx.Done() != nil {
@@ -119,7 +148,7 @@ func (f *Frontier) scan(ctx context.Context, ld *bandLoad) {
 		unhook := context.AfterFunc(f.base, cancel)
 		stop = func() { unhook(); cancel() }
 	}
-	ld.kvs, ld.err = f.store.Scan(sctx, ld.start, ld.end, f.window)
+	ld.kvs, ld.err = f.store.Scan(sctx, ld.start, ld.end, ld.limit)
 	stop()
 	switch {
 	case ld.err == nil:
@@ -127,17 +156,29 @@ func (f *Frontier) scan(ctx context.Context, ld *bandLoad) {
 		ld.err = ErrClosed
 	case ctx != nil && ctx.Err() != nil:
 		ld.err = ctx.Err()
+	case ld.h == nil:
+		ld.err = fmt.Errorf("frontier: reading delayed URLs: %w", ld.err)
 	default:
 		ld.err = fmt.Errorf("frontier: reading queue of %s: %w", ld.h.name, ld.err)
 	}
 }
 
-// endLoad ends ld. With file set and a successful read (on an open
-// frontier) it files the window read into the band, and the caller goes
+// endRead ends ld, a band's or the delayed window's read (see endLoad
+// and endDelayed), and reports whether a read of the delayed window filed
+// any URL. f.mu held.
+func (f *Frontier) endRead(ld *windowRead, now int64) (bool, error) {
+	if ld.h != nil {
+		return false, f.endLoad(ld, now)
+	}
+	return f.endDelayed(ld)
+}
+
+// endLoad ends ld, a read of a band's window. After a successful read (on an
+// open frontier) it files the window into the band, and the caller goes
 // on with the host; otherwise the band is left as it was, the host is
 // scheduled again and a waiter woken (another call may lease it). It
 // returns ld's error, or ErrClosed after Close. f.mu held.
-func (f *Frontier) endLoad(ld *bandLoad, now int64, file bool) error {
+func (f *Frontier) endLoad(ld *windowRead, now int64) error {
 	h := ld.h
 	bq := &h.bands[ld.b]
 	h.loading, bq.loading = false, false
@@ -147,7 +188,7 @@ func (f *Frontier) endLoad(ld *bandLoad, now int64, file bool) error {
 	if err == nil && f.closed {
 		err = ErrClosed
 	}
-	if err != nil || !file {
+	if err != nil {
 		f.schedule(h, now)
 		f.signal()
 		return err
@@ -198,34 +239,47 @@ func (f *Frontier) fileWindow(h *host, b int, start []byte, kvs []KV) {
 	}
 }
 
-// loadDelayed reads the next window of delayed URLs from the store. URLs
-// written by a group whose memory update has not run yet are skipped; that
-// update files them. f.mu held.
-func (f *Frontier) loadDelayed() error {
-	start := delayedKey(f.dcursor.due, f.dcursor.seq+1)
-	kvs, err := f.store.Scan(f.base, start, []byte{kindDelayed + 1}, f.dwindow)
-	if err != nil {
-		return fmt.Errorf("frontier: reading delayed URLs: %w", err)
+// endDelayed ends ld, a read of the delayed window. After a successful
+// read (on an open frontier) that still continues the window (trimDelayed
+// did not move its end meanwhile), it files the URLs read into the delayed
+// heap, up to the cut (see windowRead), and moves the window's end past
+// them. URLs written by a group whose memory update has not run yet are
+// skipped; that update files them. It reports whether a URL went into the
+// heap, and returns ld's error, or ErrClosed after Close. f.mu held.
+func (f *Frontier) endDelayed(ld *windowRead) (bool, error) {
+	cut, low := f.dcut, f.dlow
+	f.dloading, f.dcut = false, false
+	err := ld.err
+	if err == nil && f.closed {
+		err = ErrClosed
 	}
-	f.dmore = len(kvs) == f.dwindow
-	for _, kv := range kvs {
-		due, seq, err := parseDelayedKey(kv.Key)
-		if err != nil {
-			f.stats.Corrupt++
-			continue
+	filed := false
+	if err == nil && f.dcursor == ld.from {
+		f.dmore = len(ld.kvs) == f.dwindow || cut
+		for _, kv := range ld.kvs {
+			due, seq, err := parseDelayedKey(kv.Key)
+			if err != nil {
+				f.stats.Corrupt++
+				continue
+			}
+			if cut && !(dkey{due, seq}).less(low) {
+				break
+			}
+			if seq > f.appliedSeq {
+				continue
+			}
+			f.dcursor = dkey{due, seq}
+			r, err := decodeRecord(kv.Value, true)
+			if err != nil {
+				f.stats.Corrupt++
+				continue
+			}
+			f.delayed.push(delayedItem{it: itemFromRecord(&r, r.band, seq), host: r.host, due: due})
+			filed = true
 		}
-		if seq > f.appliedSeq {
-			continue
-		}
-		f.dcursor = dkey{due, seq}
-		r, err := decodeRecord(kv.Value, true)
-		if err != nil {
-			f.stats.Corrupt++
-			continue
-		}
-		f.delayed.push(delayedItem{it: itemFromRecord(&r, r.band, seq), host: r.host, due: due})
 	}
-	return nil
+	f.signal()
+	return filed, err
 }
 
 // trimDelayed keeps the earliest DelayedWindow delayed URLs in memory and

@@ -7,9 +7,9 @@ import (
 )
 
 // The scheduler core: which host and URL come next, and when. nextLocked
-// and what it calls run under f.mu and read no host window from the store:
-// such a read is handed back to next, which runs it with f.mu released
-// (see bandLoad in paging.go).
+// and what it calls run under f.mu and do no IO: a window of URLs to read
+// from the store is handed back to next, which reads it with f.mu released
+// (see windowRead in paging.go).
 
 // waiter is a goroutine blocked in Next. Only the first waiter (the
 // leader) sleeps with a timer for the frontier's next wake time; the others
@@ -182,46 +182,43 @@ func (f *Frontier) NextAt(now time.Time) (*Lease, time.Time, error) {
 //
 // The scheduling itself (nextLocked) is pure: no IO under f.mu. When the
 // host it picked must first read a window of URLs from the store, it hands
-// the read back as a bandLoad; next runs it with f.mu released, under ctx
+// the read back as a windowRead; next runs it with f.mu released, under ctx
 // (nil: the frontier's own context, which Close cancels), and nextLocked
 // resumes with that host.
 func (f *Frontier) next(ctx context.Context, now time.Time, w *waiter) (*Lease, time.Time, error) {
 	n := now.UnixNano()
-	var loaded *bandLoad
+	var loaded *windowRead
 	for {
 		f.mu.Lock()
-		l, wake, ld, err := f.nextLocked(n, w, loaded)
+		l, wake, rd, err := f.nextLocked(n, w, loaded)
 		loaded = nil
-		op := f.refile(n)
-		f.mu.Unlock()
-		if op != nil {
-			// Due URLs that did not fit in their hosts' windows are
-			// re-filed now that f.mu is released: the write's apply
-			// takes it.
-			merr := op.submit(f)
-			if l != nil || err != nil {
-				// A failed move is tried again by a later call: its
-				// URLs are back among the delayed ones.
-				return l, wake, err
-			}
-			if merr != nil {
-				f.mu.Lock()
-				if ld != nil {
-					f.loads.Done()
-					f.endLoad(ld, n, false)
-				}
-				f.leave(w)
-				f.mu.Unlock()
-				return nil, time.Time{}, merr
-			}
-		}
-		if ld != nil {
-			f.scan(ctx, ld)
-			loaded = ld
+		if rd != nil {
+			// Due URLs promote could not file wait in f.moving until
+			// this call is through with its reads, as if it had made
+			// them all with f.mu held.
+			f.mu.Unlock()
+			f.scan(ctx, rd)
+			loaded = rd
 			continue
 		}
+		op := f.refile(n)
+		f.mu.Unlock()
 		if op == nil {
 			return l, wake, err
+		}
+		// Due URLs that did not fit in their hosts' windows are re-filed
+		// now that f.mu is released: the write's apply takes it.
+		merr := op.submit(f)
+		if l != nil || err != nil {
+			// A failed move is tried again by a later call: its URLs
+			// are back among the delayed ones.
+			return l, wake, err
+		}
+		if merr != nil {
+			f.mu.Lock()
+			f.leave(w)
+			f.mu.Unlock()
+			return nil, time.Time{}, merr
 		}
 		// The moved URLs may have made a host ready, and more due URLs
 		// may wait for room: look again.
@@ -231,28 +228,30 @@ func (f *Frontier) next(ctx context.Context, now time.Time, w *waiter) (*Lease, 
 // nextLocked is next with f.mu held. Due URLs that promote could not put
 // into memory are left in f.moving for the caller to re-file. When the host
 // popReady picked must read a band's window from the store first, it
-// returns that read (a bandLoad) instead of a lease, and the caller calls
+// returns that read (a windowRead) instead of a lease, and the caller calls
 // it again with the read done as loaded, to go on with the same host.
-func (f *Frontier) nextLocked(n int64, w *waiter, loaded *bandLoad) (*Lease, time.Time, *bandLoad, error) {
+func (f *Frontier) nextLocked(n int64, w *waiter, loaded *windowRead) (*Lease, time.Time, *windowRead, error) {
 	var resume *host
+	read := true // promote may read the delayed window
 	if loaded != nil {
-		if err := f.endLoad(loaded, n, true); err != nil {
+		filed, err := f.endRead(loaded, n)
+		if err != nil {
 			f.leave(w)
 			return nil, time.Time{}, nil, err
 		}
-		resume = loaded.h
+		// After a band's read promote ran already; after a read of the
+		// delayed window that filed nothing it stops at an empty heap,
+		// or it would read the same URLs again.
+		resume, read = loaded.h, loaded.h == nil && filed
 	}
 	if f.closed {
 		f.leave(w)
 		return nil, time.Time{}, nil, ErrClosed
 	}
 	f.expire(n)
-	if err := f.promote(n); err != nil {
-		if resume != nil {
-			f.schedule(resume, n)
-		}
+	if rd := f.promote(n, read); rd != nil {
 		f.leave(w)
-		return nil, time.Time{}, nil, err
+		return nil, time.Time{}, rd, nil
 	}
 	skip := -1 // the band just loaded: not read again by this take
 	if resume != nil {
@@ -356,7 +355,7 @@ func (f *Frontier) popReady() *host {
 // empty in memory but may have more in the store, it returns the read of
 // its next window instead (see loadBand), unless the band is skip, whose
 // window was just read: then it goes on to the next band. f.mu held.
-func (f *Frontier) take(h *host, skip int) (item, bool, *bandLoad) {
+func (f *Frontier) take(h *host, skip int) (item, bool, *windowRead) {
 	for b := range h.bands {
 		bq := &h.bands[b]
 		if bq.q.len() == 0 && bq.more && b != skip {
@@ -377,19 +376,17 @@ func (f *Frontier) take(h *host, skip int) (item, bool, *bandLoad) {
 // once f.mu is released (refile). At most DelayedWindow URLs are being moved
 // at a time; when that many are, the remaining due URLs wait in the delayed
 // heap for a later call, so memory and the time spent here stay bounded
-// however many URLs are due. f.mu held.
-func (f *Frontier) promote(now int64) error {
+// however many URLs are due. When the delayed heap is empty and the store
+// may hold more delayed URLs, it returns the read of their next window
+// (if read is set and no other call is reading it) for the caller to run
+// with f.mu released. f.mu held.
+func (f *Frontier) promote(now int64, read bool) *windowRead {
 	for {
 		if len(f.delayed) == 0 {
-			if !f.dmore {
+			if !f.dmore || !read || f.dloading {
 				break
 			}
-			if err := f.loadDelayed(); err != nil {
-				return err
-			}
-			if len(f.delayed) == 0 {
-				break
-			}
+			return f.loadDelayed()
 		}
 		if f.delayed[0].due > now {
 			break
