@@ -75,6 +75,13 @@
 // in the store, with or without a Store (see Options.RetryBase). Leases are not stored: on restart every URL that was
 // leased but not settled is queued again.
 //
+// Scheduling never waits for the store: a window is read with the
+// frontier's lock released, under Next's context (NextAt's is cancelled by
+// Close), so a slow store (a network round trip to PostgreSQL) delays only
+// the call that reads, never the Add, Done or Stats of other hosts, and a
+// cancelled Next ends its read. Close cancels the reads in flight and waits
+// for them, so the Store may be closed after it.
+//
 // Store key layout:
 //
 //	"mseq"                         highest sequence number used
