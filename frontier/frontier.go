@@ -121,6 +121,7 @@ type Frontier struct {
 	dcursor    dkey          // delayed keys up to dcursor are in memory, leased, promoted or being re-filed
 	dmore      bool          // the store may hold delayed keys after dcursor
 	dfloor     dkey          // the highest delayed key promote took: keys up to it may be in memory outside the heap
+	reading    int           // windowReads in flight
 	dloading   bool          // a windowRead is reading the delayed window
 	dcut       bool          // a URL was delayed after dcursor while it did, left to the store:
 	dlow       dkey          // the lowest such key, where the read's window is cut (see windowRead)

@@ -116,6 +116,27 @@ func TestLoadOutsideLock(t *testing.T) {
 	}
 }
 
+// TestLoadBlockedMeanwhile: a host blocked while its window is read is not
+// leased when the read ends; the reading Next goes on with another host.
+func TestLoadBlockedMeanwhile(t *testing.T) {
+	f, s, lb, _, res := loadSetup(t)
+	mustDone(t, f, t0, lb, Success(0))
+	f.BlockHost("a.test", t0.Add(time.Hour))
+	mustAdd(t, f, t0, Entry{URL: "http://c.test/1"})
+	s.release <- struct{}{}
+	r := <-res
+	if r.err != nil || r.l == nil || r.l.URL != "http://c.test/1" {
+		t.Fatalf("Next after the read: %v, %v; want c.test/1 (a.test is blocked)", r.l, r.err)
+	}
+	mustDone(t, f, t0, r.l, Success(0))
+	if wake := mustNone(t, f, t0); !wake.Equal(t0.Add(time.Hour)) {
+		t.Errorf("wake %v, want the end of the block", wake)
+	}
+	if l := mustNext(t, f, t0.Add(time.Hour)); l.URL != "http://a.test/3" {
+		t.Fatalf("leased %s after the block, want a.test/3", l.URL)
+	}
+}
+
 // TestLoadCancel: cancelling the context of a Next ends its blocked store
 // read; Next returns the context's error and the host is leased later
 // with its URLs intact.

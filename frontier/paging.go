@@ -113,6 +113,7 @@ type windowRead struct {
 func (f *Frontier) loadBand(h *host, b int) *windowRead {
 	bq := &h.bands[b]
 	h.loading, bq.loading = true, true
+	f.reading++
 	f.loads.Add(1)
 	return &windowRead{
 		h:     h,
@@ -128,6 +129,7 @@ func (f *Frontier) loadBand(h *host, b int) *windowRead {
 // (scan) with f.mu released. f.mu held, f not closed.
 func (f *Frontier) loadDelayed() *windowRead {
 	f.dloading = true
+	f.reading++
 	f.loads.Add(1)
 	return &windowRead{
 		from:  f.dcursor,
@@ -182,6 +184,7 @@ func (f *Frontier) endLoad(ld *windowRead, now int64) error {
 	h := ld.h
 	bq := &h.bands[ld.b]
 	h.loading, bq.loading = false, false
+	f.reading--
 	dirty := bq.dirty
 	bq.dirty = false
 	err := ld.err
@@ -249,6 +252,7 @@ func (f *Frontier) fileWindow(h *host, b int, start []byte, kvs []KV) {
 func (f *Frontier) endDelayed(ld *windowRead) (bool, error) {
 	cut, low := f.dcut, f.dlow
 	f.dloading, f.dcut = false, false
+	f.reading--
 	err := ld.err
 	if err == nil && f.closed {
 		err = ErrClosed

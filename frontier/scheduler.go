@@ -253,29 +253,22 @@ func (f *Frontier) nextLocked(n int64, w *waiter, loaded *windowRead) (*Lease, t
 		f.leave(w)
 		return nil, time.Time{}, rd, nil
 	}
-	skip := -1 // the band just loaded: not read again by this take
-	if resume != nil {
-		skip = loaded.b
+	if resume != nil && (resume.outstanding >= f.maxLeases || resume.eligibleAt() > n) {
 		// Leases of the host may have settled or expired, or it may
 		// have been blocked, while f.mu was released: it goes on only
 		// if it may still be leased at n.
-		if resume.outstanding >= f.maxLeases || resume.eligibleAt() > n {
-			f.schedule(resume, n)
-			resume = nil
-		}
+		f.schedule(resume, n)
+		resume = nil
 	}
 	for {
-		h := resume
-		if h == nil {
-			h = f.popReady()
-		} else {
-			resume = nil
-		}
-		if h == nil {
+		h, skip := resume, -1
+		if h != nil {
+			// The band just read is not read again by this take.
+			resume, skip = nil, loaded.b
+		} else if h = f.popReady(); h == nil {
 			break
 		}
 		it, ok, ld := f.take(h, skip)
-		skip = -1
 		if ld != nil {
 			// The caller reads the window with f.mu released; the
 			// host stays out of the ready lists meanwhile, and w
@@ -455,12 +448,13 @@ func (f *Frontier) wakeAt(now int64) int64 {
 	if len(f.leases) > 0 {
 		w = min(w, f.leases[0].deadline)
 	}
-	if f.nmoving > 0 {
+	if f.nmoving > 0 || f.reading > 0 {
 		// Another call is re-filing URLs (and due URLs may wait for
-		// room among them): they are in no queue until its write is
-		// applied, which wakes the leading waiter. Until then, report
-		// a time soon after now, never "nothing queued" and never a
-		// time that has passed already.
+		// room among them), or reading a window from the store: they
+		// are in no queue until its write is applied or its read ends,
+		// which wakes the leading waiter. Until then, report a time
+		// soon after now, never "nothing queued" and never a time that
+		// has passed already.
 		soon := addNano(now, time.Millisecond)
 		if w = min(w, soon); w <= now {
 			w = soon
