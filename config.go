@@ -340,7 +340,7 @@ const (
 	DefaultMaxBodyBytes    = 10 << 20
 	DefaultExpectedURLs    = 1 << 20
 	DefaultShutdownGrace   = 10 * time.Second
-	DefaultMaxAttempts     = 5
+	DefaultMaxAttempts     = frontier.DefaultMaxAttempts
 	DefaultMaxRetryWait    = 5 * time.Minute
 	DefaultMaxLinksPerPage = 100_000
 )

@@ -165,6 +165,9 @@ type bandQueue struct {
 	cursor uint64
 	// more reports that the store may hold URLs of this band after cursor.
 	more bool
+	// loading: a windowRead is reading the band's next window; dirty: URLs
+	// of the band were added while it did (see windowRead).
+	loading, dirty bool
 }
 
 // host is a back queue: one host's URLs by band, and its politeness state.
@@ -179,6 +182,7 @@ type host struct {
 	heapIdx     int32 // index in the time heap, -1 when absent
 	readyTok    uint32
 	readyBand   uint8 // the band whose ready list holds the host, when readyTok != 0
+	loading     bool  // a windowRead is reading one of its bands (see windowRead)
 }
 
 // band returns band b of the host, allocating the bands up to b: most hosts

@@ -60,6 +60,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/frontier"
 )
 
 // Defaults applied by NewNode.
@@ -68,10 +69,10 @@ const (
 	DefaultMemberTTL           = 10 * time.Second
 	DefaultAckWait             = time.Minute
 	DefaultMaxHeldPerPartition = 256
-	DefaultRetryBase           = 30 * time.Second
-	DefaultRetryMax            = time.Hour
+	DefaultRetryBase           = frontier.DefaultRetryBase
+	DefaultRetryMax            = frontier.DefaultRetryMax
 	DefaultDuplicateWindow     = 2 * time.Minute
-	DefaultMaxAttempts         = 5
+	DefaultMaxAttempts         = frontier.DefaultMaxAttempts
 	// DefaultExtraDeliveries is how many deliveries beyond MaxAttempts a
 	// message may have before it is given up without a fetch: the
 	// backstop for a URL that kills the nodes fetching it. Handovers,

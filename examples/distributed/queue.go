@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -631,15 +632,12 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 	return set, ferr
 }
 
-// retryDelay is the wait before attempt tries+1: exponential from
-// RetryBase, at most RetryMax, at least after.
+// retryDelay is the wait before attempt tries+1: frontier.Policy's
+// backoff (exponential from RetryBase, at most RetryMax, at least after),
+// the one every crawlkit queue uses.
 func (q *Queue) retryDelay(tries uint64, after time.Duration) time.Duration {
-	d := q.cfg.RetryBase
-	for i := uint64(1); i < tries && d < q.cfg.RetryMax; i++ {
-		d *= 2
-	}
-	d = min(d, q.cfg.RetryMax)
-	return max(d, after)
+	p := frontier.Policy{RetryBase: q.cfg.RetryBase, RetryMax: q.cfg.RetryMax}
+	return p.RetryDelay(int(min(tries, math.MaxInt32)), after)
 }
 
 // BlockHost keeps host from being leased before until.

@@ -15,16 +15,15 @@ import (
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
-	"github.com/crawlkit/crawlkit/storage/internal/settle"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 // Defaults of QueueOptions.
 const (
 	DefaultLeaseTTL     = 5 * time.Minute
-	DefaultMaxAttempts  = 5
-	DefaultRetryBase    = 30 * time.Second
-	DefaultRetryMax     = time.Hour
+	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
+	DefaultRetryBase    = frontier.DefaultRetryBase
+	DefaultRetryMax     = frontier.DefaultRetryMax
 	DefaultBands        = 4
 	DefaultPollInterval = 200 * time.Millisecond
 	DefaultOpTimeout    = 30 * time.Second
@@ -99,7 +98,7 @@ type QueueOptions struct {
 //     queued, leased or finished before is dropped, atomically (the urls
 //     primary key).
 //   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settle.Settlement set from the
+//     than the time its previous lease's settlement set from the
 //     Politeness model (or a BlockHost time).
 //   - Every lease settles at most once; a lease whose time ran out is
 //     leased again (after the host's last politeness delay), and its late
@@ -112,7 +111,7 @@ type QueueOptions struct {
 type Queue struct {
 	db     *DB
 	opts   QueueOptions
-	policy settle.Policy
+	policy frontier.Policy
 	polite frontier.Politeness
 	prio   frontier.Prioritizer
 	now    func() time.Time
@@ -190,7 +189,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	q := &Queue{
 		db:     db,
 		opts:   opts,
-		policy: settle.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
+		policy: frontier.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
 		polite: opts.Politeness,
 		prio:   opts.Prioritizer,
 		now:    opts.Now,
@@ -640,14 +639,14 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 			continue
 		}
 		delete(q.leases, st.Lease.ID)
-		st.Result = w.s.Result()
+		st.Result = w.s.Settlement
 		switch st.Outcome.Kind {
 		case frontier.OutcomeSuccess:
 			q.stats.Succeeded++
 		case frontier.OutcomeNotModified:
 			q.stats.NotModified++
 		case frontier.OutcomeRetry:
-			if w.s.Dropped {
+			if w.s.Kind == frontier.SettlementGivenUp {
 				q.stats.Failed++
 				q.stats.Dropped++
 			} else {
@@ -656,7 +655,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		case frontier.OutcomeFailed:
 			q.stats.Failed++
 		}
-		if w.s.Recrawl {
+		if w.s.Kind == frontier.SettlementRecrawl {
 			q.stats.Recrawls++
 		}
 	}
@@ -667,7 +666,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 // batch, its plan and the host's next contact time.
 type planned struct {
 	i   int
-	s   settle.Settlement
+	s   frontier.Decision
 	pol time.Time
 }
 
@@ -678,13 +677,13 @@ func (q *Queue) sendSettles(ctx context.Context, now time.Time, batch []Settleme
 	for _, w := range work {
 		l := batch[w.i].Lease
 		var next *time.Time
-		if w.s.State == settle.Queued {
-			t := w.s.Next
+		if w.s.Requeue() {
+			t := w.s.At
 			next = &t
 		}
 		delay := pgtype.Interval{Microseconds: w.pol.Sub(now).Microseconds(), Valid: true}
-		b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState[w.s.State], next,
-			w.s.Attempts, int64(w.s.Fingerprint), w.s.Interval.Microseconds(), w.s.Fetched, w.pol, delay)
+		b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState(&w.s), next,
+			w.s.Attempt, int64(w.s.Fingerprint), w.s.Interval.Microseconds(), fetched(&w.s), w.pol, delay)
 	}
 	br := q.db.pool.SendBatch(ctx, b)
 	for i := range work {

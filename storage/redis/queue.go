@@ -14,16 +14,15 @@ import (
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
-	"github.com/crawlkit/crawlkit/storage/internal/settle"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 // Defaults of QueueOptions.
 const (
 	DefaultLeaseTTL     = 5 * time.Minute
-	DefaultMaxAttempts  = 5
-	DefaultRetryBase    = 30 * time.Second
-	DefaultRetryMax     = time.Hour
+	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
+	DefaultRetryBase    = frontier.DefaultRetryBase
+	DefaultRetryMax     = frontier.DefaultRetryMax
 	DefaultBands        = 4
 	DefaultPollInterval = 200 * time.Millisecond
 	DefaultOpTimeout    = 30 * time.Second
@@ -100,7 +99,7 @@ type QueueOptions struct {
 //   - Add queues a URL at most once over the life of the crawl: a URL
 //     queued, leased or finished before is dropped, atomically.
 //   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settle.Settlement set from the
+//     than the time its previous lease's settlement set from the
 //     Politeness model (or a BlockHost time).
 //   - Every lease settles at most once; a lease whose time ran out is
 //     leased again (after the host's last politeness delay), and its late
@@ -113,7 +112,7 @@ type QueueOptions struct {
 type Queue struct {
 	db     *DB
 	opts   QueueOptions
-	policy settle.Policy
+	policy frontier.Policy
 	polite frontier.Politeness
 	prio   frontier.Prioritizer
 	now    func() time.Time
@@ -177,7 +176,7 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	q := &Queue{
 		db:     db,
 		opts:   opts,
-		policy: settle.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
+		policy: frontier.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
 		polite: opts.Politeness,
 		prio:   opts.Prioritizer,
 		now:    opts.Now,
@@ -393,7 +392,7 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 			// leases of this batch with it. It is settled as failed
 			// below, which deletes it, and counted in Stats.Corrupt.
 			q.log.Warn("redis queue: dropping an unreadable URL record", "url_id", uid, "err", err)
-			corrupt = append(corrupt, idStr, uid, dbState[settle.Failed], 0, "", micros(now), 0)
+			corrupt = append(corrupt, idStr, uid, stateFailed, 0, "", micros(now), 0)
 			continue
 		}
 		leases = append(leases, &frontier.Lease{
@@ -523,7 +522,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	}
 	type planned struct {
 		i int
-		s settle.Settlement
+		s frontier.Decision
 	}
 	var work []planned
 	for i := range batch {
@@ -552,13 +551,13 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		}
 		var due int64
 		var blob []byte
-		if w.s.State == settle.Queued {
-			due = micros(w.s.Next)
+		if w.s.Requeue() {
+			due = micros(w.s.At)
 			rec := record{url: l.URL, host: l.Host, depth: l.Depth, priority: l.Priority, meta: l.Meta,
-				attempts: w.s.Attempts, fingerprint: w.s.Fingerprint, interval: w.s.Interval}
+				attempts: w.s.Attempt, fingerprint: w.s.Fingerprint, interval: w.s.Interval}
 			blob = rec.encode()
 		}
-		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), dbState[w.s.State], due, blob,
+		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), dbState(&w.s), due, blob,
 			micros(pol), pol.Sub(now).Microseconds())
 	}
 	var codes []int64
@@ -595,14 +594,14 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 			continue
 		}
 		delete(q.leases, st.Lease.ID)
-		st.Result = w.s.Result()
+		st.Result = w.s.Settlement
 		switch st.Outcome.Kind {
 		case frontier.OutcomeSuccess:
 			q.stats.Succeeded++
 		case frontier.OutcomeNotModified:
 			q.stats.NotModified++
 		case frontier.OutcomeRetry:
-			if w.s.Dropped {
+			if w.s.Kind == frontier.SettlementGivenUp {
 				q.stats.Failed++
 				q.stats.Dropped++
 			} else {
@@ -611,7 +610,7 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 		case frontier.OutcomeFailed:
 			q.stats.Failed++
 		}
-		if w.s.Recrawl {
+		if w.s.Kind == frontier.SettlementRecrawl {
 			q.stats.Recrawls++
 		}
 	}
