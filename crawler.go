@@ -147,8 +147,8 @@ type Crawler struct {
 	stateSums map[string]uint64
 	// nextTrapSave is when the monitor saves the trap learning next.
 	nextTrapSave time.Time
-	guarded   hostSet // hosts whose robots.txt fetch the address guard refused
-	waits     waits
+	guarded      hostSet // hosts whose robots.txt fetch the address guard refused
+	waits        waits
 
 	pages        *pageBudget // nil without MaxPages
 	limitReached atomic.Bool
