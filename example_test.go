@@ -3,10 +3,15 @@ package crawlkit_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"os"
+	"regexp"
 	"sync"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
 )
@@ -57,4 +62,49 @@ func Example() {
 	// pages missed: 0
 	// robots violations: 0
 	// politeness violations: 0
+}
+
+// Scraping with CSS selectors: a Handler picks each product's name and
+// price out of the page (Page.Each, goquery underneath), keeps to the
+// shop's product pages (AllowURLs) and writes what it found as CSV.
+func ExamplePage_Each() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<a href="/p/1">teapot</a> <a href="/about">about us</a>`)
+		case "/p/1":
+			fmt.Fprint(w, `<div class="product"><h2>Teapot</h2><span class="price">12.50</span></div>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	out, _ := crawlkit.NewCSVWriter(os.Stdout, "name", "price")
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: "examplebot/1.0 (+https://example.com/bot)",
+		Seeds:     []string{srv.URL + "/"},
+		AllowURLs: []*regexp.Regexp{crawlkit.MustGlob(srv.URL + "/"), crawlkit.MustGlob(srv.URL + "/p/*")},
+		Delay:     crawlkit.NoDelay,
+		Handler: func(_ context.Context, p *crawlkit.Page) error {
+			p.Each("div.product", func(_ int, s *goquery.Selection) {
+				out.Write(map[string]string{"name": s.Find("h2").Text(), "price": s.Find(".price").Text()})
+			})
+			return nil
+		},
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		panic(err)
+	}
+	out.Flush()
+	fmt.Println("not fetched for the URL filter:", c.Stats().LinksRejected[crawlkit.ReasonFilter])
+	// Output:
+	// name,price
+	// Teapot,12.50
+	// not fetched for the URL filter: 1
 }
