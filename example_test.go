@@ -1,12 +1,15 @@
 package crawlkit_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"time"
@@ -107,4 +110,36 @@ func ExamplePage_Each() {
 	// name,price
 	// Teapot,12.50
 	// not fetched for the URL filter: 1
+}
+
+// Pages as JSON Lines: every fetched page becomes one record in
+// crawl-out/pages-00001.jsonl (rotated at MaxBytes, gzip if asked).
+func ExampleNewJSONLSink() {
+	web, err := crawltest.NewWeb(crawltest.Config{Hosts: 1, PagesPerHost: 3, Seed: 2, Agent: "examplebot", NoTraps: true})
+	if err != nil {
+		panic(err)
+	}
+	defer web.Close()
+	dir, _ := os.MkdirTemp("", "crawl-out")
+	defer os.RemoveAll(dir)
+	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLOptions{Dir: dir, Headers: []string{"Content-Type"}})
+	if err != nil {
+		panic(err)
+	}
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: "examplebot/1.0 (+https://example.com/bot)", Seeds: web.Seeds(), Sink: sink,
+		Delay: crawlkit.NoDelay, DialContext: web.DialContext, RobotsRetries: -1,
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.Run(context.Background()); err != nil { // Run closes the Sink
+		panic(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pages-00001.jsonl"))
+	var r crawlkit.PageRecord
+	json.Unmarshal(bytes.SplitN(b, []byte("\n"), 2)[0], &r)
+	fmt.Println(r.URL, r.Status, r.Headers["Content-Type"])
+	// Output: http://h0000.test/ 200 text/html; charset=utf-8
 }
