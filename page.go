@@ -30,6 +30,9 @@ type Page struct {
 	URL, FinalURL string
 	// Depth is the number of links followed from a seed.
 	Depth int
+	// Data is what a Handler attached to this URL when it enqueued it
+	// (Page.Enqueue); nil for links, seeds and sitemap entries.
+	Data []byte
 	// Attempt counts earlier attempts of this URL that were retried.
 	Attempt int
 

@@ -23,11 +23,15 @@ import (
 // (a media resource, a PDF, JSON): there is no document to select in.
 var ErrNotHTML = errors.New("crawlkit: the page is not HTML")
 
-// pageDoc holds a Page's parsed document.
+// pageDoc holds what the Crawler keeps with a Page for its Handler: the
+// parsed document, and the URLs the Handler enqueued.
 type pageDoc struct {
 	once sync.Once
 	doc  *goquery.Document
 	err  error
+
+	mu    sync.Mutex
+	added []enqueued
 }
 
 // HTML returns the page's parsed document, parsing it on the first call.

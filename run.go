@@ -227,6 +227,12 @@ func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) boo
 		res.fingerprint = p.Fingerprint
 	}
 	cr.handle(ctx, p, res)
+	if res.handlerErr == nil && !media {
+		if err := cr.followEnqueued(l, p); err != nil {
+			res.linksErr = err
+			cr.cfg.Logger.Warn("queueing the URLs the handler added failed; the page will be fetched again", "url", l.URL, "err", err)
+		}
+	}
 	if targetKnown && !media && ok2xx && res.handlerErr == nil {
 		cr.rememberRedirected(targetKey)
 	}
