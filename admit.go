@@ -46,6 +46,9 @@ func (cr *Crawler) followLinks(l *frontier.Lease, p *Page) error {
 		case isMediaKind(link.Kind) && len(cr.cfg.MediaTypes) == 0:
 			cr.reject(link, ReasonMedia, "")
 			continue
+		case link.Skip:
+			cr.reject(link, ReasonSkipped, "")
+			continue
 		}
 		e, key, ok := cr.admitURL(link.URL, l.URL, l.Depth+1, link)
 		if !ok {

@@ -81,3 +81,60 @@ func TestHandlerEnqueues(t *testing.T) {
 		t.Errorf("Enqueue on a Page the caller built: %v, want ErrEnqueue", err)
 	}
 }
+
+// The Handler sees the page before its links are queued, and a link it
+// skips is never requested; the Sink sees how each link was settled.
+func TestHandlerSkipsLinks(t *testing.T) {
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			writeHTML(w, `<a href="/keep">keep</a><a href="/logout">log out</a>`)
+		default:
+			writeHTML(w, `<p>page</p>`)
+		}
+	})
+	var sunk sinkFunc = func(p *crawlkit.Page) {
+		for _, l := range p.Links {
+			if l.URL == "http://skip.test/logout" && (l.Followed || l.Rejected != "skipped") {
+				t.Errorf("the skipped link reached the Sink as followed=%v rejected=%q", l.Followed, l.Rejected)
+			}
+		}
+	}
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: testAgent, Seeds: []string{"http://skip.test/"}, DialContext: s.dial, AllowPrivate: loopback,
+		Delay: crawlkit.NoDelay, Sink: sunk,
+		Handler: func(_ context.Context, p *crawlkit.Page) error {
+			for i := range p.Links {
+				if p.Links[i].Followed || p.Links[i].Rejected != "" {
+					t.Errorf("link %s settled before the Handler ran", p.Links[i].URL)
+				}
+				if p.Links[i].Text == "log out" {
+					p.Links[i].Skip = true
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got := fmt.Sprint(s.paths["skip.test"]); got != "[/ /keep]" {
+		t.Errorf("requested %s, want [/ /keep]", got)
+	}
+	if n := c.Stats().LinksRejected[crawlkit.ReasonSkipped]; n != 1 {
+		t.Errorf("%d links counted as skipped, want 1", n)
+	}
+}
+
+// sinkFunc is a Sink that calls itself.
+type sinkFunc func(*crawlkit.Page)
+
+func (f sinkFunc) Write(_ context.Context, p *crawlkit.Page) error { f(p); return nil }
+func (sinkFunc) Close() error                                      { return nil }

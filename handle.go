@@ -7,7 +7,7 @@ import (
 )
 
 // Stage 5 of the path of a URL: handle. The fetched page goes to the
-// user's Handler and then to the Sink. A panic in either is recovered: the
+// user's Handler, before its links are queued, and to the Sink after. A panic in either is recovered: the
 // page fails with a PanicError, and the crawl goes on.
 
 // PanicError is the error a Handler or Sink panic becomes: the page is
@@ -25,16 +25,19 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("crawlkit: %s panicked: %v", e.Where, e.Value)
 }
 
-// handle hands p to the Handler, then to the Sink. A Handler error is
-// recorded on res, so the page is fetched again.
-func (cr *Crawler) handle(ctx context.Context, p *Page, res *result) {
+// callHandler hands p to the Handler. A Handler error is recorded on res,
+// so the page is fetched again.
+func (cr *Crawler) callHandler(ctx context.Context, p *Page, res *result) {
 	if cr.cfg.Handler != nil {
 		if err := callRecovered("handler", func() error { return cr.cfg.Handler(ctx, p) }); err != nil {
 			res.handlerErr = err
 			cr.cfg.Logger.Warn("handler failed; the URL will be fetched again", "url", p.URL, "err", err)
-			return
 		}
 	}
+}
+
+// sink hands p, its links settled, to the Sink.
+func (cr *Crawler) sink(ctx context.Context, p *Page) {
 	if cr.cfg.Sink != nil {
 		if err := callRecovered("sink", func() error { return cr.cfg.Sink.Write(ctx, p) }); err != nil {
 			cr.stats.sinkErrors.Add(1)

@@ -110,12 +110,17 @@ type Link struct {
 	// Nofollow is set when the page does not let crawlers follow the
 	// link: rel nofollow, ugc or sponsored, or a page-wide nofollow.
 	Nofollow bool
+	// Skip, set by the Handler, keeps the link from being queued
+	// (ReasonSkipped): the Handler sees the page before its links are
+	// queued.
+	Skip bool
 	// Followed is set when the link was queued for fetching or was
-	// already known to the crawl.
+	// already known to the crawl; Rejected says why it was not
+	// ("scope", "depth", "nofollow", "media", a trap rule's reason,
+	// "unsupported scheme", …). Both are set after the Handler returns
+	// (the Sink sees them), except for the links of a page whose links
+	// are not followed at all (a near-duplicate, a stopped trap).
 	Followed bool
-	// Rejected says why a link was not followed ("scope", "depth",
-	// "nofollow", "media", a trap rule's reason, "unsupported scheme", …);
-	// empty for followed links.
 	Rejected string
 }
 

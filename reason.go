@@ -88,6 +88,8 @@ const (
 	// ReasonFilter: Config.DenyURLs matched the URL, or AllowURLs did
 	// not (a redirect target too).
 	ReasonFilter
+	// ReasonSkipped: the Handler set Link.Skip.
+	ReasonSkipped
 
 	numReasons
 )
@@ -116,6 +118,7 @@ var reasonNames = [numReasons]string{
 	ReasonRetryBudget:       "retry-budget",
 	ReasonMaxPages:          "max-pages",
 	ReasonFilter:            "url-filter",
+	ReasonSkipped:           "skipped",
 }
 
 // String returns the reason's name, as Link.Rejected and the stats' JSON

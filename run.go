@@ -212,26 +212,34 @@ func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) boo
 	if ok2xx && media && !cr.wantMedia(p.ContentType) {
 		return true // not a type the user asked for: not handed on
 	}
+	follow := false
 	if ok2xx && !media && isHTML(p.ContentType) {
 		if stop := cr.analyze(p); stop != reasonNone {
 			cr.rejectAll(p, stop)
 		} else {
 			cr.renderRouted(ctx, p)
-			if res.linksErr = cr.followLinks(l, p); res.linksErr != nil {
-				// The links could not be queued: the page is fetched
-				// again later rather than its links lost.
-				cr.cfg.Logger.Warn("queueing links failed; the page will be fetched again", "url", l.URL, "err", res.linksErr)
-				return true
-			}
+			follow = true
 		}
 		res.fingerprint = p.Fingerprint
 	}
-	cr.handle(ctx, p, res)
-	if res.handlerErr == nil && !media {
-		if err := cr.followEnqueued(l, p); err != nil {
-			res.linksErr = err
-			cr.cfg.Logger.Warn("queueing the URLs the handler added failed; the page will be fetched again", "url", l.URL, "err", err)
-		}
+	// The Handler sees the page before its links are queued, so that it
+	// can skip some (Link.Skip) and add others (Page.Enqueue); the links
+	// are queued even if it fails, as the page's retry may never come.
+	cr.callHandler(ctx, p, res)
+	if follow {
+		res.linksErr = cr.followLinks(l, p)
+	}
+	if res.linksErr == nil && res.handlerErr == nil && !media {
+		res.linksErr = cr.followEnqueued(l, p)
+	}
+	if res.linksErr != nil {
+		// The links could not be queued: the page is fetched again
+		// later rather than its links lost.
+		cr.cfg.Logger.Warn("queueing links failed; the page will be fetched again", "url", l.URL, "err", res.linksErr)
+	}
+	if res.handlerErr == nil && res.linksErr == nil {
+		// A page fetched again is handed to the Sink then.
+		cr.sink(ctx, p)
 	}
 	if targetKnown && !media && ok2xx && res.handlerErr == nil {
 		cr.rememberRedirected(targetKey)
