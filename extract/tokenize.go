@@ -119,12 +119,7 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 		peek, _ = br.Peek(1024)
 		src = br
 	}
-	enc, name, certain := charset.DetermineEncoding(peek, contentType)
-	if !certain && name == "x-user-defined" {
-		// WHATWG prescan: a <meta> naming x-user-defined means
-		// windows-1252; only a Content-Type label selects it.
-		enc, name = charmap.Windows1252, "windows-1252"
-	}
+	enc, name := determineCharset(peek, contentType)
 	s.doc.Charset = name
 	switch name {
 	case "utf-8", "utf-16be", "utf-16le", "replacement":
@@ -156,6 +151,38 @@ func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Head
 	err := s.loop()
 	s.finish(header)
 	return s.doc, err
+}
+
+// determineCharset decides a page's encoding from its first 1024 bytes and
+// its Content-Type, as the WHATWG encoding sniffing algorithm does (BOM,
+// Content-Type charset, <meta> prescan, windows-1252).
+func determineCharset(peek []byte, contentType string) (encoding.Encoding, string) {
+	enc, name, certain := charset.DetermineEncoding(peek, contentType)
+	if !certain && name == "x-user-defined" {
+		// WHATWG prescan: a <meta> naming x-user-defined means
+		// windows-1252; only a Content-Type label selects it.
+		enc, name = charmap.Windows1252, "windows-1252"
+	}
+	return enc, name
+}
+
+// UTF8 returns body, an HTML page's bytes in the charset its
+// Content-Type, byte-order mark or <meta> declares (WHATWG encoding
+// sniffing, as Extract decides it), converted to UTF-8 without a BOM, and
+// the charset's name. Bytes that are not valid in the charset become
+// U+FFFD. A UTF-8 or ASCII body is returned as it is, without a copy.
+func UTF8(body []byte, contentType string) ([]byte, string) {
+	enc, name := determineCharset(body[:min(len(body), 1024)], contentType)
+	if name == "utf-8" && utf8.Valid(body) || name == "windows-1252" && isASCII(body) {
+		return bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")), name
+	}
+	out, _, err := transform.Bytes(enc.NewDecoder(), body)
+	if err != nil {
+		// The decoders replace invalid input; an error here is a
+		// transformer's internal one, and the bytes are kept.
+		return body, name
+	}
+	return bytes.TrimPrefix(out, []byte("\xEF\xBB\xBF")), name
 }
 
 // isASCII reports whether b has no byte above 0x7F, eight bytes at a time.

@@ -4,30 +4,29 @@
 // implementation proves itself by passing Run in its tests:
 //
 //	func TestQueueConformance(t *testing.T) {
-//		queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
-//			state := newEmptyCrawlState(t) // a fresh schema, key prefix, ...
-//			return func() crawlkit.Queue {
-//				q, err := myqueue.New(state, myqueue.Options{
-//					Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
-//					MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
-//					Schedule: cfg.Schedule,
-//				})
-//				if err != nil {
-//					t.Fatal(err)
-//				}
-//				t.Cleanup(func() { q.Close() })
-//				return q
+//		queuetest.Run(t, func(t *testing.T, dir string, cfg queuetest.Config) crawlkit.Queue {
+//			q, err := myqueue.Open(dir, myqueue.Options{ // or a schema or key prefix named after dir
+//				Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
+//				MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+//				Schedule: cfg.Schedule,
+//			})
+//			if err != nil {
+//				t.Fatal(err)
 //			}
+//			t.Cleanup(func() { q.Close() })
+//			return q
 //		})
 //	}
 //
-// The New function creates an empty crawl state configured by cfg; the Open
-// it returns opens a handle on that state, standing for one crawler process.
-// The kit opens several handles to check that they share the crawl (an
-// implementation that lives in one process may return the same queue every
-// time). Queues must read the time from cfg.Now (in Add, Next and Done) and
-// schedule hosts by cfg.Politeness; the kit moves the clock itself, so it
-// never sleeps.
+// The Opener opens a handle on the crawl kept under dir, standing for one
+// crawler process. The kit calls it with a fresh dir for every scenario, and
+// again with the same dir and Config for every further handle, to check
+// that handles on one dir share the crawl; crawls under different dirs must
+// be independent. A queue that does not live in a directory uses dir only as
+// a name (a schema, a key prefix); one that lives in one process may return
+// the same queue for the same dir. Queues must read the time from cfg.Now
+// (in Add, Next and Done) and schedule hosts by cfg.Politeness; the kit
+// moves the clock itself, so it never sleeps.
 //
 // What it checks, for every handle and across handles:
 //
@@ -103,13 +102,28 @@ type Config struct {
 // Config.Now. Run checks it on queues that implement it.
 type Extender = crawlkit.Extender
 
-// Open opens a handle on a crawl state made by New: one crawler process's
-// view of the shared queue.
-type Open func() crawlkit.Queue
+// Opener opens a handle on the crawl kept under dir, configured by cfg: one
+// crawler process's view of the shared queue (see the package
+// documentation). It reports failures and cleans up through t.
+type Opener func(t *testing.T, dir string, cfg Config) crawlkit.Queue
 
-// New makes an empty crawl state for one scenario, configured by cfg, and
-// returns the function that opens handles on it. It cleans up through t.
-type New func(t *testing.T, cfg Config) Open
+// InProcess is the Opener of a queue that lives in one process, where every
+// handle on a crawl is the same queue: it calls newQueue for the first
+// handle on a dir and returns that queue for every later one.
+func InProcess(newQueue func(t *testing.T, cfg Config) crawlkit.Queue) Opener {
+	var mu sync.Mutex
+	queues := map[string]crawlkit.Queue{}
+	return func(t *testing.T, dir string, cfg Config) crawlkit.Queue {
+		mu.Lock()
+		defer mu.Unlock()
+		if q, ok := queues[dir]; ok {
+			return q
+		}
+		q := newQueue(t, cfg)
+		queues[dir] = q
+		return q
+	}
+}
 
 // The configuration the scenarios use.
 const (
@@ -145,19 +159,21 @@ func (c *clock) Set(t time.Time) {
 type env struct {
 	t     *testing.T
 	clock *clock
-	open  Open
+	open  Opener
+	dir   string
+	cfg   Config
 }
 
-func setup(t *testing.T, newQueue New, delay time.Duration) *env {
+func setup(t *testing.T, open Opener, delay time.Duration) *env {
 	t.Helper()
-	return setupSchedule(t, newQueue, delay, nil)
+	return setupSchedule(t, open, delay, nil)
 }
 
 // setupSchedule is setup with a recrawl Schedule.
-func setupSchedule(t *testing.T, newQueue New, delay time.Duration, sched frontier.Schedule) *env {
+func setupSchedule(t *testing.T, open Opener, delay time.Duration, sched frontier.Schedule) *env {
 	t.Helper()
 	c := &clock{t: base}
-	open := newQueue(t, Config{
+	return &env{t: t, clock: c, open: open, dir: t.TempDir(), cfg: Config{
 		Now:         c.Now,
 		Politeness:  frontier.FixedDelay(delay),
 		LeaseTTL:    leaseTTL,
@@ -165,29 +181,25 @@ func setupSchedule(t *testing.T, newQueue New, delay time.Duration, sched fronti
 		RetryBase:   retryBase,
 		RetryMax:    retryMax,
 		Schedule:    sched,
-	})
-	if open == nil {
-		t.Fatal("New returned a nil Open")
-	}
-	return &env{t: t, clock: c, open: open}
+	}}
 }
 
 func (e *env) handle() crawlkit.Queue {
 	e.t.Helper()
-	q := e.open()
+	q := e.open(e.t, e.dir, e.cfg)
 	if q == nil {
-		e.t.Fatal("Open returned a nil Queue")
+		e.t.Fatal("Opener returned a nil Queue")
 	}
 	return q
 }
 
-// Run runs every conformance scenario against queues made by newQueue, each
+// Run runs every conformance scenario against queues open opens, each
 // as a subtest.
-func Run(t *testing.T, newQueue New) {
+func Run(t *testing.T, open Opener) {
 	t.Helper()
 	scenarios := []struct {
 		name string
-		fn   func(t *testing.T, newQueue New)
+		fn   func(t *testing.T, open Opener)
 	}{
 		{"AddDedup", testAddDedup},
 		{"InvalidEntries", testInvalidEntries},
@@ -209,7 +221,7 @@ func Run(t *testing.T, newQueue New) {
 		{"Concurrent", testConcurrent},
 	}
 	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) { s.fn(t, newQueue) })
+		t.Run(s.name, func(t *testing.T) { s.fn(t, open) })
 	}
 }
 
@@ -305,8 +317,8 @@ func leaseAll(t *testing.T, e *env, q crawlkit.Queue, now time.Time) []string {
 
 // testAddDedup: a URL is queued once, whatever adds it again, and never
 // again once finished.
-func testAddDedup(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testAddDedup(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q1, q2 := e.handle(), e.handle()
 	a, b := entry("a.test", "/x", 0), entry("b.test", "/y", 0)
 	add(t, q1, a, b, a)
@@ -324,8 +336,8 @@ func testAddDedup(t *testing.T, newQueue New) {
 
 // testInvalidEntries: a bad entry is rejected with ErrInvalidEntry and takes
 // the call's good entries with it.
-func testInvalidEntries(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testInvalidEntries(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	good := entry("a.test", "/ok", 0)
 	for _, bad := range []frontier.Entry{{}, {URL: "http://a.test/meta", Host: "a.test", Meta: make([]byte, 64<<10+1)}} {
@@ -341,8 +353,8 @@ func testInvalidEntries(t *testing.T, newQueue New) {
 }
 
 // testLeaseFields: a lease carries its entry.
-func testLeaseFields(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testLeaseFields(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	en := frontier.Entry{URL: "http://a.test:8080/p?q=1", Host: "a.test:8080", Depth: 3, Priority: 0.25, Meta: []byte{0, 1, 0xff}}
 	add(t, q, en)
@@ -367,8 +379,8 @@ func testLeaseFields(t *testing.T, newQueue New) {
 
 // testHostOrder: a host's URLs come by band (depth under BFS), first in,
 // first out within one band.
-func testHostOrder(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testHostOrder(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/d2", 2), entry("a.test", "/d0a", 0), entry("a.test", "/d1a", 1))
 	add(t, q, entry("a.test", "/d0b", 0), entry("a.test", "/d1b", 1), entry("a.test", "/d0c", 0))
@@ -384,9 +396,9 @@ func testHostOrder(t *testing.T, newQueue New) {
 
 // testPoliteness: one lease per host at a time, and the host waits for its
 // politeness time after a settle, while other hosts are served.
-func testPoliteness(t *testing.T, newQueue New) {
+func testPoliteness(t *testing.T, open Opener) {
 	const delay = 10 * time.Second
-	e := setup(t, newQueue, delay)
+	e := setup(t, open, delay)
 	q1, q2 := e.handle(), e.handle()
 	add(t, q1, entry("a.test", "/1", 0), entry("a.test", "/2", 0), entry("b.test", "/1", 0))
 	first := lease(t, q1, base)
@@ -414,8 +426,8 @@ func testPoliteness(t *testing.T, newQueue New) {
 }
 
 // testNotBefore: an entry waits for its NotBefore.
-func testNotBefore(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testNotBefore(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	nb := base.Add(5 * time.Minute)
 	en := entry("a.test", "/later", 0)
@@ -431,8 +443,8 @@ func testNotBefore(t *testing.T, newQueue New) {
 }
 
 // testBlockHost: blocks hold a host back for every handle, and only extend.
-func testBlockHost(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testBlockHost(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q1, q2 := e.handle(), e.handle()
 	add(t, q1, entry("a.test", "/1", 0))
 	q1.BlockHost("a.test", base.Add(time.Minute))
@@ -446,8 +458,8 @@ func testBlockHost(t *testing.T, newQueue New) {
 
 // testRetry: retries back off exponentially, count attempts and stop at
 // MaxAttempts.
-func testRetry(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testRetry(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/flaky", 0))
 	now := base
@@ -478,8 +490,8 @@ func testRetry(t *testing.T, newQueue New) {
 }
 
 // testRetryAfter: a Retry-After longer than the backoff is honoured.
-func testRetryAfter(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testRetryAfter(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/busy", 0))
 	done(t, e, q, base, lease(t, q, base), frontier.Retry(5*time.Minute),
@@ -492,8 +504,8 @@ func testRetryAfter(t *testing.T, newQueue New) {
 
 // testRecrawl: a success with RecrawlAt comes back then, with its
 // fingerprint.
-func testRecrawl(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testRecrawl(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/news", 0))
 	at := base.Add(time.Hour)
@@ -514,9 +526,9 @@ func testRecrawl(t *testing.T, newQueue New) {
 
 // testRecrawlSchedule: the Schedule recrawls a success, and a recrawl
 // starts its attempts afresh.
-func testRecrawlSchedule(t *testing.T, newQueue New) {
+func testRecrawlSchedule(t *testing.T, open Opener) {
 	const every = 2 * time.Hour
-	e := setupSchedule(t, newQueue, 0, frontier.FixedInterval(every))
+	e := setupSchedule(t, open, 0, frontier.FixedInterval(every))
 	q := e.handle()
 	add(t, q, entry("a.test", "/feed", 0))
 	recrawl := func(now time.Time) frontier.Settlement {
@@ -542,8 +554,8 @@ func testRecrawlSchedule(t *testing.T, newQueue New) {
 
 // testFailedAndDone: failed and successful URLs do not come back, even when
 // added again.
-func testFailedAndDone(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testFailedAndDone(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	ok, bad := entry("a.test", "/ok", 0), entry("b.test", "/gone", 0)
 	add(t, q, ok, bad)
@@ -561,9 +573,9 @@ func testFailedAndDone(t *testing.T, newQueue New) {
 
 // testLeaseExpiry: an unsettled lease comes back after LeaseTTL (a crashed
 // worker), and the late Done fails.
-func testLeaseExpiry(t *testing.T, newQueue New) {
+func testLeaseExpiry(t *testing.T, open Opener) {
 	const delay = time.Second
-	e := setup(t, newQueue, delay)
+	e := setup(t, open, delay)
 	q1, q2 := e.handle(), e.handle()
 	add(t, q1, entry("a.test", "/1", 0))
 	old := lease(t, q1, base)
@@ -588,9 +600,9 @@ func testLeaseExpiry(t *testing.T, newQueue New) {
 
 // testExtend: an extended lease outlives LeaseTTL on every handle and
 // settles normally; settled, expired and nil leases cannot be extended.
-func testExtend(t *testing.T, newQueue New) {
+func testExtend(t *testing.T, open Opener) {
 	const delay = time.Second
-	e := setup(t, newQueue, delay)
+	e := setup(t, open, delay)
 	q1, q2 := e.handle(), e.handle()
 	x, ok := q1.(Extender)
 	if !ok {
@@ -627,8 +639,8 @@ func testExtend(t *testing.T, newQueue New) {
 
 // testSettleErrors: Done rejects nil leases, unknown outcomes (leaving the
 // lease usable) and second settles.
-func testSettleErrors(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testSettleErrors(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/1", 0))
 	if _, err := q.Done(nil, frontier.Success(0)); !errors.Is(err, frontier.ErrForeignLease) {
@@ -645,8 +657,8 @@ func testSettleErrors(t *testing.T, newQueue New) {
 }
 
 // testDrained: one handle's lease keeps every handle from seeing the end.
-func testDrained(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testDrained(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q1, q2 := e.handle(), e.handle()
 	drained(t, q2, base)
 	add(t, q1, entry("a.test", "/only", 0))
@@ -660,8 +672,8 @@ func testDrained(t *testing.T, newQueue New) {
 
 // testNextBlocks: Next returns a ready lease at once, and returns the
 // context's error when nothing becomes ready.
-func testNextBlocks(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testNextBlocks(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	q := e.handle()
 	add(t, q, entry("a.test", "/1", 0))
 	l, err := q.Next(context.Background())
@@ -677,8 +689,8 @@ func testNextBlocks(t *testing.T, newQueue New) {
 
 // testConcurrent: handles adding overlapping URLs and leasing at once settle
 // every URL exactly once, never two leases on one host at a time.
-func testConcurrent(t *testing.T, newQueue New) {
-	e := setup(t, newQueue, 0)
+func testConcurrent(t *testing.T, open Opener) {
+	e := setup(t, open, 0)
 	const hosts, perHost, handles, workers = 8, 12, 3, 6
 	var all []frontier.Entry
 	for h := 0; h < hosts; h++ {

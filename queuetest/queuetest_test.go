@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/internal/kitrun"
 	"github.com/crawlkit/crawlkit/queuetest"
 )
 
@@ -59,7 +60,12 @@ var _ crawlkit.Queue = (*dedupQueue)(nil)
 // TestFrontierConformance runs the kit on the local frontier behind a
 // dedup map: one process, so every handle is the same queue.
 func TestFrontierConformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
+	queuetest.Run(t, frontierOpener())
+}
+
+// frontierOpener opens a dedupQueue per dir, configured by the kit.
+func frontierOpener() queuetest.Opener {
+	return queuetest.InProcess(func(t *testing.T, cfg queuetest.Config) crawlkit.Queue {
 		q, err := newDedupQueue(frontier.Options{
 			Now:         cfg.Now,
 			Politeness:  cfg.Politeness,
@@ -73,8 +79,20 @@ func TestFrontierConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { q.Close() })
-		return func() crawlkit.Queue { return q }
+		return q
 	})
+}
+
+// The kit run against the local frontier behind a dedup map, one queue per
+// dir (queuetest.InProcess). A shared queue's own tests do the same with
+// an Opener that opens a handle on the crawl named by dir:
+//
+//	func TestQueueConformance(t *testing.T) { queuetest.Run(t, open) }
+func ExampleRun() {
+	passed := kitrun.Run("ExampleRun", func(t *testing.T) { queuetest.Run(t, frontierOpener()) })
+	fmt.Println("the local frontier passes:", passed)
+	// Output:
+	// the local frontier passes: true
 }
 
 func Example() {

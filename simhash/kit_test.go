@@ -108,3 +108,22 @@ func TestIndexStoreReload(t *testing.T) {
 	}
 	simhashtest.CheckExact(t, ix2, entries, r, 300)
 }
+
+// TestMemoryStoreKit runs the simhash.Store conformance kit against
+// MemoryStore, the same value for the same dir.
+func TestMemoryStoreKit(t *testing.T) {
+	simhashtest.RunStore(t, memoryEntryOpener())
+}
+
+func memoryEntryOpener() simhashtest.EntryOpener {
+	var mu sync.Mutex
+	stores := map[string]*simhash.MemoryStore{}
+	return func(t *testing.T, dir string) simhashtest.EntryStore {
+		mu.Lock()
+		defer mu.Unlock()
+		if stores[dir] == nil {
+			stores[dir] = &simhash.MemoryStore{}
+		}
+		return simhashtest.EntryStore{Entries: stores[dir]}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,12 +18,13 @@ var update = flag.Bool("update", false, "rewrite the expected verdicts in testda
 // content reports, each with the verdict it must get. A line is one of
 //
 //	new [Field=value ...]                 a new Detector with these Config fields
-//	judge URL [from SOURCE] => VERDICT
+//	judge URL [from SOURCE] [depth N] => VERDICT
 //	page URL FINGERPRINT [LINK ...] => VERDICT   (ObservePage)
 //	observe URL FINGERPRINT => VERDICT           (Observe)
 //
 // and VERDICT is "accepted" or the reason followed by [scope target first
-// setting] as fmtVerdict writes it. Run with -update to rewrite the
+// setting] as fmtVerdict writes it. In a URL, <TEXT*N> stands for TEXT
+// repeated N times and <sp> for a space. A rejection's reason must start with its rule's name. Run with -update to rewrite the
 // verdicts after a deliberate change, and review the diff.
 func TestVerdictTable(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
@@ -57,9 +59,23 @@ func runTable(t *testing.T, file string) {
 			out = append(out, text)
 			continue
 		case "judge":
-			c := Candidate{URL: fields[1]}
-			if len(fields) == 4 && fields[2] == "from" {
-				c.Source = fields[3]
+			c := Candidate{URL: expand(fields[1])}
+			for i := 2; i+1 < len(fields); i += 2 {
+				switch fields[i] {
+				case "from":
+					c.Source = expand(fields[i+1])
+				case "depth":
+					n, err := strconv.Atoi(fields[i+1])
+					if err != nil {
+						t.Fatalf("%s:%d: depth: %v", file, line, err)
+					}
+					c.Depth = n
+				default:
+					t.Fatalf("%s:%d: unknown judge argument %q", file, line, fields[i])
+				}
+			}
+			if len(fields)%2 != 0 {
+				t.Fatalf("%s:%d: judge URL [from SOURCE] [depth N]", file, line)
 			}
 			v = d.JudgeAt(now, c)
 		case "page", "observe":
@@ -75,6 +91,9 @@ func runTable(t *testing.T, file string) {
 		default:
 			t.Fatalf("%s:%d: unknown command %q", file, line, fields[0])
 		}
+		if v.Rejected() && !strings.HasPrefix(v.Reason, string(v.Rule)+": ") {
+			t.Errorf("%s:%d: reason %q does not start with the rule name %q", file, line, v.Reason, v.Rule)
+		}
 		got := fmtVerdict(v)
 		out = append(out, cmd+" => "+got)
 		if !*update && (!hasWant || got != want) {
@@ -87,6 +106,19 @@ func runTable(t *testing.T, file string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+var repeat = regexp.MustCompile(`<([^<>*]+)\*([0-9]+)>`)
+
+// expand replaces each <TEXT*N> in s with TEXT repeated N times, and each
+// <sp> with a space.
+func expand(s string) string {
+	s = strings.ReplaceAll(s, "<sp>", " ")
+	return repeat.ReplaceAllStringFunc(s, func(m string) string {
+		sub := repeat.FindStringSubmatch(m)
+		n, _ := strconv.Atoi(sub[2])
+		return strings.Repeat(sub[1], n)
+	})
 }
 
 // fmtVerdict writes a verdict for the table: the reason, then what it

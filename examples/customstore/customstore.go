@@ -69,8 +69,9 @@
 //		return s
 //	})
 //
-// A shared queue is proven the same way with queuetest.Run, which opens
-// several handles on one crawl state and checks deduplication, politeness,
+// A shared queue is proven the same way with queuetest.Run, whose Opener
+// takes a dir and a queuetest.Config; it opens several handles on one dir
+// and checks deduplication, politeness,
 // leases, retries and the end-of-crawl signal across them.
 //
 // # Step 4: plug it in

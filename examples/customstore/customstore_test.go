@@ -32,7 +32,7 @@ func TestFileStoreConformance(t *testing.T) {
 // TestDedupQueueConformance proves DedupQueue with the crawlkit.Queue kit.
 // It lives in one process, so every handle is the same queue.
 func TestDedupQueueConformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
+	queuetest.Run(t, queuetest.InProcess(func(t *testing.T, cfg queuetest.Config) crawlkit.Queue {
 		q, err := customstore.NewDedupQueue(frontier.Options{
 			Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
@@ -42,15 +42,15 @@ func TestDedupQueueConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { q.Close() })
-		return func() crawlkit.Queue { return q }
-	})
+		return q
+	}))
 }
 
 // TestDedupQueueDurableConformance proves the configuration of Step 4 of
 // the package documentation, the one a crawler uses: a DedupQueue whose
 // frontier and seen set are both kept in FileStores.
 func TestDedupQueueDurableConformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
+	queuetest.Run(t, queuetest.InProcess(func(t *testing.T, cfg queuetest.Config) crawlkit.Queue {
 		dir := t.TempDir()
 		front, err := customstore.OpenFileStore(filepath.Join(dir, "frontier.log"))
 		if err != nil {
@@ -73,8 +73,8 @@ func TestDedupQueueDurableConformance(t *testing.T) {
 				t.Error(err)
 			}
 		})
-		return func() crawlkit.Queue { return q }
-	})
+		return q
+	}))
 }
 
 // TestDedupQueueRestart checks that a URL finished before a restart is

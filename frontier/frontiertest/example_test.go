@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/frontier/frontiertest"
+	"github.com/crawlkit/crawlkit/internal/kitrun"
 )
 
 // An Opener for a store that does not live in a directory: the dir names
@@ -38,4 +39,31 @@ func ExampleOpener() {
 	// Output:
 	// k=v
 	// 0
+}
+
+// memoryOpener opens a frontier.MemoryStore per dir; opening a dir again
+// reopens its store with the contents written before.
+func memoryOpener() frontiertest.Opener {
+	var mu sync.Mutex
+	stores := map[string]*frontier.MemoryStore{}
+	return func(t *testing.T, dir string) frontier.Store {
+		mu.Lock()
+		defer mu.Unlock()
+		if s, ok := stores[dir]; ok {
+			return s.Reopen()
+		}
+		s := frontier.NewMemoryStore()
+		stores[dir] = s
+		return s
+	}
+}
+
+// The kit run against frontier.MemoryStore. In a store's own tests:
+//
+//	func TestFrontierStore(t *testing.T) { frontiertest.Run(t, open) }
+func ExampleRun() {
+	passed := kitrun.Run("ExampleRun", func(t *testing.T) { frontiertest.Run(t, memoryOpener()) })
+	fmt.Println("frontier.MemoryStore passes:", passed)
+	// Output:
+	// frontier.MemoryStore passes: true
 }

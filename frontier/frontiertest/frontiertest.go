@@ -24,8 +24,9 @@
 //   - Store: key order (byte order, keys with 0x00 and 0xff bytes, prefixes
 //     of each other), Scan bounds and limits, later mutations of a key
 //     winning within one Write, deletes (also of absent keys), slices
-//     owned by the caller on both sides, atomic visibility of a Write to
-//     concurrent Scans, and durability across Close and open.
+//     owned by the caller on both sides, atomic visibility of a Write (its
+//     puts and deletes) to concurrent Scans for as long as the writer
+//     writes, and durability across Close and open.
 //   - The frontier on the store: URLs of a host come back in band order and
 //     first-in first-out within a band, through windows far smaller than
 //     the queue; an expired lease's URL is leased again and the late Done
@@ -286,19 +287,71 @@ func testStoreOwnership(t *testing.T, open Opener) {
 func testStoreAtomicWrite(t *testing.T, open Opener) {
 	s, _ := openFresh(t, open)
 	defer closeStore(t, s)
-	const batches, perBatch = 200, 8
+	checkAtomicWrite(t, s, 200)
+}
+
+// atomicBatch is the number of keys of each batch checkAtomicWrite writes.
+const atomicBatch = 8
+
+// atomicKey is key j of batch i.
+func atomicKey(i, j int) []byte { return fmt.Appendf(nil, "x%04d/%d", i, j) }
+
+// checkAtomicWrite writes batches on the empty store s, each putting the
+// keys of its batch and deleting those of the one before, while two
+// readers scan. Every Scan must see exactly one whole batch (none before
+// the first Write), never an older one than the last whose Write had
+// returned when the Scan began. The readers scan for as long as the writer
+// writes, and the writer starts a batch only once a Scan begun after the
+// previous Write has returned: a store whose Write shows a partial batch
+// for as long as one Scan takes is caught, however fast or slow the store.
+func checkAtomicWrite(t testing.TB, s frontier.Store, batches int) {
+	t.Helper()
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		written int   // batches whose Write returned
+		scanned = -1  // the largest written at the start of a finished Scan
+		done    bool  // the writer is done
+		failure error // the first failure; ends the writer and the readers
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if failure == nil {
+			failure = err
+		}
+		cond.Broadcast()
+		mu.Unlock()
+	}
 	var wg sync.WaitGroup
-	errc := make(chan error, 4)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer func() {
+			mu.Lock()
+			done = true
+			cond.Broadcast()
+			mu.Unlock()
+		}()
 		for i := 0; i < batches; i++ {
 			var muts []frontier.Mutation
-			for j := 0; j < perBatch; j++ {
-				muts = append(muts, put(fmt.Sprintf("x%04d/%d", i, j), "v"))
+			for j := 0; j < atomicBatch; j++ {
+				muts = append(muts, frontier.Mutation{Key: atomicKey(i, j), Value: []byte("v")})
+				if i > 0 {
+					muts = append(muts, frontier.Mutation{Key: atomicKey(i-1, j), Delete: true})
+				}
 			}
 			if err := s.Write(ctx, muts); err != nil {
-				errc <- err
+				fail(fmt.Errorf("Write of batch %d: %w", i, err))
+				return
+			}
+			mu.Lock()
+			written = i + 1
+			for scanned < written && failure == nil {
+				cond.Wait()
+			}
+			stop := failure != nil
+			mu.Unlock()
+			if stop {
 				return
 			}
 		}
@@ -307,33 +360,70 @@ func testStoreAtomicWrite(t *testing.T, open Opener) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := 0; n < 50; n++ {
-				kvs, err := s.Scan(ctx, []byte("x"), []byte("y"), batches*perBatch+1)
-				if err != nil {
-					errc <- err
+			for {
+				mu.Lock()
+				start, last := written, done
+				stop := failure != nil
+				mu.Unlock()
+				if stop {
 					return
 				}
-				counts := map[string]int{}
-				for _, kv := range kvs {
-					counts[string(kv.Key[:5])]++
+				kvs, err := s.Scan(ctx, []byte("x"), []byte("y"), 4*atomicBatch)
+				if err != nil {
+					fail(fmt.Errorf("Scan: %w", err))
+					return
 				}
-				for b, c := range counts {
-					if c != perBatch {
-						errc <- fmt.Errorf("a Scan saw %d of the %d keys of batch %s: Write is not atomic", c, perBatch, b)
-						return
-					}
+				if err := checkAtomicScan(kvs, start); err != nil {
+					fail(err)
+					return
+				}
+				mu.Lock()
+				if start > scanned {
+					scanned = start
+					cond.Broadcast()
+				}
+				mu.Unlock()
+				if last {
+					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
+	if failure != nil {
+		t.Fatal(failure)
 	}
-	if kvs := scanAll(t, s, []byte("x"), []byte("y"), 100); len(kvs) != batches*perBatch {
-		t.Fatalf("store holds %d keys, want %d", len(kvs), batches*perBatch)
+	kvs, err := s.Scan(ctx, []byte("x"), []byte("y"), 4*atomicBatch)
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
 	}
+	if err := checkAtomicScan(kvs, batches); err != nil {
+		t.Fatalf("after the last Write: %v", err)
+	}
+}
+
+// checkAtomicScan checks what a Scan begun after written batches had been
+// written returned.
+func checkAtomicScan(kvs []frontier.KV, written int) error {
+	if len(kvs) == 0 {
+		if written > 0 {
+			return fmt.Errorf("a Scan begun after %d Writes had returned found none of their keys", written)
+		}
+		return nil
+	}
+	batch := string(kvs[0].Key[:5])
+	for _, kv := range kvs {
+		if string(kv.Key[:5]) != batch {
+			return fmt.Errorf("a Scan saw keys of batches %s and %s: the Write that deleted one and put the other is not atomic", batch, kv.Key[:5])
+		}
+	}
+	if len(kvs) != atomicBatch {
+		return fmt.Errorf("a Scan saw %d of the %d keys of batch %s: Write is not atomic", len(kvs), atomicBatch, batch)
+	}
+	if want := string(atomicKey(written-1, 0)[:5]); written > 0 && batch < want {
+		return fmt.Errorf("a Scan begun after the Write of batch %s returned saw batch %s", want, batch)
+	}
+	return nil
 }
 
 func testStoreDurable(t *testing.T, open Opener) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crawlkit/crawlkit/internal/kitrun"
 	"github.com/crawlkit/crawlkit/simhash"
 	"github.com/crawlkit/crawlkit/simhash/simhashtest"
 )
@@ -68,4 +69,41 @@ func ExampleLinearNear() {
 	// id 1 at distance 0
 	// id 2 at distance 1
 	// index agrees: true
+}
+
+// The kits run against the stores in process memory: Run against
+// simhash.MemoryTables, RunStore against simhash.MemoryStore, each opened
+// as the same value for the same dir. In a store's own tests:
+//
+//	func TestTables(t *testing.T) { simhashtest.Run(t, open) }
+func ExampleRun() {
+	tables := kitrun.Run("ExampleRun", func(t *testing.T) {
+		var mu sync.Mutex
+		stores := map[string]*simhash.MemoryTables{}
+		simhashtest.Run(t, func(t *testing.T, dir string) simhashtest.Store {
+			mu.Lock()
+			defer mu.Unlock()
+			if stores[dir] == nil {
+				stores[dir] = &simhash.MemoryTables{}
+			}
+			return simhashtest.Store{Tables: stores[dir]}
+		})
+	})
+	entries := kitrun.Run("ExampleRun", func(t *testing.T) {
+		var mu sync.Mutex
+		stores := map[string]*simhash.MemoryStore{}
+		simhashtest.RunStore(t, func(t *testing.T, dir string) simhashtest.EntryStore {
+			mu.Lock()
+			defer mu.Unlock()
+			if stores[dir] == nil {
+				stores[dir] = &simhash.MemoryStore{}
+			}
+			return simhashtest.EntryStore{Entries: stores[dir]}
+		})
+	})
+	fmt.Println("simhash.MemoryTables passes Run:", tables)
+	fmt.Println("simhash.MemoryStore passes RunStore:", entries)
+	// Output:
+	// simhash.MemoryTables passes Run: true
+	// simhash.MemoryStore passes RunStore: true
 }

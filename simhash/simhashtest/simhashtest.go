@@ -57,6 +57,10 @@
 //     fails with an error matching it, and an Index on the store returns
 //     it wrapped from Add, AppendNearErr, Err and NewIndex.
 //
+// RunStore is the same kit for simhash.Store, the fingerprint store an
+// Index rebuilds its tables from (Options.Store), with the same kind of
+// opener (EntryOpener).
+//
 // The helpers the scenarios are built from are exported for tests of an
 // Index or of code built on it: LinearNear, SortMatches and FlipBits,
 // CheckExact and CheckQueries to compare an Index with a linear scan,

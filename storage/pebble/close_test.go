@@ -12,7 +12,7 @@ import (
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/simhash"
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 // seedForClose gives every store of db something to read, and the seen set
@@ -105,7 +105,7 @@ func TestCloseDuringUse(t *testing.T) {
 			},
 			"FrontierStore.Scan": func(int) error { _, err := fr.Scan(ctx, nil, nil, 100); return err },
 		}
-		storetest.CloseDuringUse(t, db.Close, ErrClosed, ops)
+		backendtest.CloseDuringUse(t, db.Close, ErrClosed, ops)
 		if t.Failed() {
 			t.Fatalf("round %d failed", round)
 		}

@@ -4,17 +4,37 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/bloom/bloomtest"
+	"github.com/crawlkit/crawlkit/robots/robotstest"
+	"github.com/crawlkit/crawlkit/simhash/simhashtest"
 )
 
-func TestStoresKit(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend {
-		db, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return storetest.Backend{Seen: db.SeenStore(), Fingerprints: db.FingerprintStore(), Robots: db.RobotsStore(),
-			Close: db.Close, ErrClosed: ErrClosed}
+func openDir(t *testing.T, dir string) *DB {
+	t.Helper()
+	db, err := Open(filepath.Join(dir, "db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestSeenStoreKit(t *testing.T) {
+	bloomtest.Run(t, func(t *testing.T, dir string) bloomtest.Store {
+		db := openDir(t, dir)
+		return bloomtest.Store{Keys: db.SeenStore(), Close: db.Close, ErrClosed: ErrClosed}
+	})
+}
+
+func TestRobotsStoreKit(t *testing.T) {
+	robotstest.Run(t, func(t *testing.T, dir string) robotstest.Store {
+		db := openDir(t, dir)
+		return robotstest.Store{Records: db.RobotsStore(), Close: db.Close, ErrClosed: ErrClosed}
+	})
+}
+
+func TestFingerprintStoreKit(t *testing.T) {
+	simhashtest.RunStore(t, func(t *testing.T, dir string) simhashtest.EntryStore {
+		db := openDir(t, dir)
+		return simhashtest.EntryStore{Entries: db.FingerprintStore(), Close: db.Close, ErrClosed: ErrClosed}
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 // twoProcesses opens a second DB (its own pool, as another process would)
@@ -45,7 +45,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adder.Close()
-	storetest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 1, "https://a.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 1, "https://a.example/1")
 
 	// The listener reconnects after losing its connection.
 	if _, err := other.Pool().Exec(context.Background(),
@@ -53,13 +53,13 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		listenApplication(db.Schema())); err != nil {
 		t.Fatal(err)
 	}
-	storetest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 2, "https://b.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 2, "https://b.example/1")
 
 	// Close ends the listener and its session.
 	if err := waiter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	storetest.WaitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
+	backendtest.WaitUntil(t, "the listener's session ends", func() bool { return listenerBackends(t, other) == 0 })
 }
 
 func TestNoListen(t *testing.T) {
@@ -87,5 +87,5 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.ClosingEndsWait(t, q, q.core.Gate(), db.Close, func() bool { return listenerBackends(t, other) == 0 })
+	backendtest.ClosingEndsWait(t, q, q.core.Gate(), db.Close, func() bool { return listenerBackends(t, other) == 0 })
 }

@@ -3,9 +3,9 @@ package postgres
 import (
 	"testing"
 
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 func TestMain(m *testing.M) {
-	storetest.RunWithServer(m, "PostgreSQL", testURL(), "CRAWLKIT_POSTGRES_URL", probeServer)
+	backendtest.RunWithServer(m, "PostgreSQL", testURL(), "CRAWLKIT_POSTGRES_URL", probeServer)
 }

@@ -9,24 +9,25 @@ import (
 
 func TestQueueConformance(t *testing.T) {
 	requireServer(t)
-	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
-		db := openTestDB(t)
-		return func() crawlkit.Queue {
-			q, err := db.Queue(QueueOptions{
-				Now:          cfg.Now,
-				Politeness:   cfg.Politeness,
-				LeaseTTL:     cfg.LeaseTTL,
-				MaxAttempts:  cfg.MaxAttempts,
-				RetryBase:    cfg.RetryBase,
-				RetryMax:     cfg.RetryMax,
-				Schedule:     cfg.Schedule,
-				PollInterval: 5e6,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { q.Close() })
-			return q
+	openDB := dirOpener(t)
+	queuetest.Run(t, func(t *testing.T, dir string, cfg queuetest.Config) crawlkit.Queue {
+		// A handle stands for a process: it has a DB of its own on the crawl.
+		db := openDB(t, dir)
+		t.Cleanup(db.Close)
+		q, err := db.Queue(QueueOptions{
+			Now:          cfg.Now,
+			Politeness:   cfg.Politeness,
+			LeaseTTL:     cfg.LeaseTTL,
+			MaxAttempts:  cfg.MaxAttempts,
+			RetryBase:    cfg.RetryBase,
+			RetryMax:     cfg.RetryMax,
+			Schedule:     cfg.Schedule,
+			PollInterval: 5e6,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
+		t.Cleanup(func() { q.Close() })
+		return q
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 // TestQueueClosedError checks that a closed Queue's error is both this
@@ -17,5 +17,5 @@ func TestQueueClosedError(t *testing.T) {
 	}
 	q.Close()
 	_, err = q.Next(context.Background())
-	storetest.ClosedError(t, err, ErrClosed, ErrUnavailable)
+	backendtest.ClosedError(t, err, ErrClosed, ErrUnavailable)
 }

@@ -9,7 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 // namedProcess opens crawl on a client of its own whose connections carry
@@ -64,7 +64,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adder.Close()
-	storetest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 1, "https://a.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 1, "https://a.example/1")
 
 	// The listener subscribes again after losing its connection.
 	ids := subscribers(t, adderDB, name)
@@ -74,13 +74,13 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	if err := adderDB.Client().Do(context.Background(), "CLIENT", "KILL", "ID", ids[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
-	storetest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 2, "https://b.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 2, "https://b.example/1")
 
 	// Close ends the listener and its connection.
 	if err := waiter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	storetest.WaitUntil(t, "the listener's connection closes", func() bool { return len(subscribers(t, adderDB, name)) == 0 })
+	backendtest.WaitUntil(t, "the listener's connection closes", func() bool { return len(subscribers(t, adderDB, name)) == 0 })
 }
 
 func TestNoListen(t *testing.T) {
@@ -116,5 +116,5 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.ClosingEndsWait(t, q, q.core.Gate(), func() { db.Close() }, func() bool { return len(subscribers(t, admin, name)) == 0 })
+	backendtest.ClosingEndsWait(t, q, q.core.Gate(), func() { db.Close() }, func() bool { return len(subscribers(t, admin, name)) == 0 })
 }

@@ -3,9 +3,9 @@ package redis
 import (
 	"testing"
 
-	"github.com/crawlkit/crawlkit/storage/internal/storetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 func TestMain(m *testing.M) {
-	storetest.RunWithServer(m, "Redis", testAddr(), "CRAWLKIT_REDIS_ADDR", probeServer)
+	backendtest.RunWithServer(m, "Redis", testAddr(), "CRAWLKIT_REDIS_ADDR", probeServer)
 }

@@ -124,25 +124,26 @@ func TestFrontierStoreConformance(t *testing.T) {
 
 func TestQueueConformance(t *testing.T) {
 	requireServer(t)
-	queuetest.Run(t, func(t *testing.T, cfg queuetest.Config) queuetest.Open {
-		db := openTestDB(t)
-		return func() crawlkit.Queue {
-			q, err := db.Queue(QueueOptions{
-				Now:          cfg.Now,
-				Politeness:   cfg.Politeness,
-				LeaseTTL:     cfg.LeaseTTL,
-				MaxAttempts:  cfg.MaxAttempts,
-				RetryBase:    cfg.RetryBase,
-				RetryMax:     cfg.RetryMax,
-				Schedule:     cfg.Schedule,
-				PollInterval: 5 * time.Millisecond,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { q.Close() })
-			return q
+	openDB := dirOpener(t)
+	queuetest.Run(t, func(t *testing.T, dir string, cfg queuetest.Config) crawlkit.Queue {
+		// A handle stands for a process: it has a DB of its own on the crawl.
+		db := openDB(t, dir)
+		t.Cleanup(func() { db.Close() })
+		q, err := db.Queue(QueueOptions{
+			Now:          cfg.Now,
+			Politeness:   cfg.Politeness,
+			LeaseTTL:     cfg.LeaseTTL,
+			MaxAttempts:  cfg.MaxAttempts,
+			RetryBase:    cfg.RetryBase,
+			RetryMax:     cfg.RetryMax,
+			Schedule:     cfg.Schedule,
+			PollInterval: 5 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
+		t.Cleanup(func() { q.Close() })
+		return q
 	})
 }
 

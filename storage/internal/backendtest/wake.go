@@ -1,4 +1,4 @@
-package storetest
+package backendtest
 
 import (
 	"context"

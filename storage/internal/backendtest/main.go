@@ -1,4 +1,8 @@
-package storetest
+// Package backendtest holds the test plumbing the storage backends share
+// beyond the public conformance kits (bloom/bloomtest, robots/robotstest,
+// simhash/simhashtest, frontier/frontiertest, queuetest): running without
+// a server, closed-error checks, closing during use, and listener wake-ups.
+package backendtest
 
 import (
 	"errors"

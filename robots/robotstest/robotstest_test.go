@@ -1,0 +1,11 @@
+package robotstest_test
+
+import (
+	"testing"
+
+	"github.com/crawlkit/crawlkit/robots/robotstest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	robotstest.Run(t, memoryOpener())
+}
