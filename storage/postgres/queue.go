@@ -117,14 +117,7 @@ type backend struct {
 	core *queuecore.Queue
 }
 
-var _ interface {
-	Add(entries ...frontier.Entry) error
-	Next(ctx context.Context) (*frontier.Lease, error)
-	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
-	BlockHost(host string, until time.Time)
-	Stats() frontier.Stats
-} = (*Queue)(nil)
+var _ queuecore.Methods = (*Queue)(nil)
 
 var _ queuecore.Notifier = (*backend)(nil)
 
@@ -364,15 +357,15 @@ func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o 
 	return q.core.DoneAt(ctx, now, l, o)
 }
 
+// settleSQL settles one lease (see crawlkit_settle in the migration).
+const settleSQL = `SELECT crawlkit_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+
 // DoneBatchAt settles several leases at time now in one round trip and one
 // transaction, setting each Settlement's Err. It returns an error only when
 // the batch as a whole failed, in which case none was settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
 	return queuecore.DoneBatch(q.core, ctx, now, batch)
 }
-
-// settleSQL settles one lease (see crawlkit_settle in the migration).
-const settleSQL = `SELECT crawlkit_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 
 // Settle sends the settles of work in one batch (one implicit transaction),
 // hosts in order, so that batches lock them in one order and cannot
@@ -399,14 +392,7 @@ func (b *backend) Settle(ctx context.Context, now time.Time, work []queuecore.Pl
 	}
 	out := make([]queuecore.Code, len(codes))
 	for i, c := range codes {
-		switch c {
-		case 0:
-			out[i] = queuecore.Applied
-		case 2:
-			out[i] = queuecore.Settled
-		default:
-			out[i] = queuecore.Expired
-		}
+		out[i] = queuecore.CodeOf(int64(c))
 	}
 	return out, ownEarlier, nil
 }

@@ -119,14 +119,7 @@ type scriptQueue struct {
 	core *queuecore.Queue
 }
 
-var _ interface {
-	Add(entries ...frontier.Entry) error
-	Next(ctx context.Context) (*frontier.Lease, error)
-	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
-	BlockHost(host string, until time.Time)
-	Stats() frontier.Stats
-} = (*Queue)(nil)
+var _ queuecore.Methods = (*Queue)(nil)
 
 // Queue returns a handle on the crawl's shared queue. Each process (or each
 // crawler) takes its own; handles on one crawl share everything but their
@@ -420,20 +413,9 @@ func (s *scriptQueue) Settle(ctx context.Context, now time.Time, work []queuecor
 	}
 	out := make([]queuecore.Code, len(codes))
 	for i, c := range codes {
-		out[i] = scriptCode(c)
+		out[i] = queuecore.CodeOf(c)
 	}
 	return out, attempt > 1, nil
-}
-
-// scriptCode is the queuecore.Code of a settle or extend script's reply.
-func scriptCode(c int64) queuecore.Code {
-	switch c {
-	case 0:
-		return queuecore.Applied
-	case 2:
-		return queuecore.Settled
-	}
-	return queuecore.Expired
 }
 
 // Extend prolongs l to ttl from now (QueueOptions.Now).
@@ -455,7 +437,7 @@ func (s *scriptQueue) Extend(ctx context.Context, now time.Time, l *frontier.Lea
 			s.db.prefix, micros(now), strconv.FormatUint(l.ID, 10), micros(expires), urlID(l.URL)).Int64()
 		return err
 	})
-	return scriptCode(code), err
+	return queuecore.CodeOf(code), err
 }
 
 // BlockHost keeps host from being leased before until, for every process.

@@ -640,3 +640,11 @@ func TestAddWakesNext(t *testing.T) {
 		t.Fatalf("Next: %v", l)
 	}
 }
+
+func TestCodeOf(t *testing.T) {
+	for c, want := range map[int64]Code{0: Applied, 1: Expired, 2: Settled, -1: Expired, 7: Expired} {
+		if got := CodeOf(c); got != want {
+			t.Errorf("CodeOf(%d) = %d, want %d", c, got, want)
+		}
+	}
+}
