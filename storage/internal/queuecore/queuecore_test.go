@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,28 +118,17 @@ func (n *notifying) Notify(context.Context) error {
 }
 
 // clock is an injected clock that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock struct{ ns atomic.Int64 }
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
+func (c *clock) Now() time.Time  { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *clock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
 
 var testConfig = Config{Name: "fake", Server: "the fake", Unavailable: errUnavailable, Closed: errClosed}
 
 func newQueue(t *testing.T, b Backend, opts Options, cfg Config) (*Queue, *clock) {
 	t.Helper()
-	c := &clock{t: t0}
+	c := &clock{}
+	c.Set(t0)
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
