@@ -45,7 +45,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adder.Close()
-	backendtest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 1, "https://a.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 1, "https://a.example/1")
 
 	// The listener reconnects after losing its connection.
 	if _, err := other.Pool().Exec(context.Background(),
@@ -53,7 +53,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		listenApplication(db.Schema())); err != nil {
 		t.Fatal(err)
 	}
-	backendtest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 2, "https://b.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 2, "https://b.example/1")
 
 	// Close ends the listener and its session.
 	if err := waiter.Close(); err != nil {
@@ -75,7 +75,7 @@ func TestNoListen(t *testing.T) {
 	if _, err := q.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if q.listener.Started() || listenerBackends(t, db) != 0 {
+	if q.core.ListenerStarted() || listenerBackends(t, db) != 0 {
 		t.Fatal("a listener runs with NoListen set")
 	}
 }
@@ -87,5 +87,5 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backendtest.ClosingEndsWait(t, q, &q.idle, db.Close, func() bool { return listenerBackends(t, other) == 0 })
+	backendtest.ClosingEndsWait(t, q, q.core.Gate(), db.Close, func() bool { return listenerBackends(t, other) == 0 })
 }

@@ -2,19 +2,17 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
+	"github.com/crawlkit/crawlkit/storage/internal/queuecore"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -28,9 +26,6 @@ const (
 	DefaultPollInterval = 200 * time.Millisecond
 	DefaultOpTimeout    = 30 * time.Second
 )
-
-// maxMeta bounds Entry.Meta, as frontier.Frontier does.
-const maxMeta = 64 << 10
 
 // addChunk bounds the URLs of one INSERT statement.
 const addChunk = 4096
@@ -98,7 +93,7 @@ type QueueOptions struct {
 //     queued, leased or finished before is dropped, atomically (the urls
 //     primary key).
 //   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settlement set from the
+//     than the time its previous lease's settle.Settlement set from the
 //     Politeness model (or a BlockHost time).
 //   - Every lease settles at most once; a lease whose time ran out is
 //     leased again (after the host's last politeness delay), and its late
@@ -109,51 +104,25 @@ type QueueOptions struct {
 // Across hosts, ready hosts are served in the order they became ready;
 // within a host, lower bands first and first in, first out within a band.
 type Queue struct {
-	db     *DB
-	opts   QueueOptions
-	policy frontier.Policy
-	polite frontier.Politeness
-	prio   frontier.Prioritizer
-	now    func() time.Time
-	log    *slog.Logger
-
-	ctx    context.Context // cancelled by Close
-	cancel context.CancelFunc
-	// idle lets one of this handle's goroutines waiting in Next poll
-	// the database while the others sleep (see storage/internal/idle).
-	idle idle.Gate
-	// bg runs the listener and the notifier, each from its first use
-	// until Close; added wakes the notifier (one pending signal stands for
-	// any number of Adds).
-	bg                 idle.Background
-	listener, notifier idle.Task
-	added              chan struct{}
-
-	mu     sync.Mutex
-	closed bool
-	leases map[uint64]time.Time // this handle's unsettled leases and their expiry
-	stats  frontier.Stats       // this handle's counters
-	shared sharedCounts
+	db *DB
+	// core is the queue's logic shared with storage/redis; the backend
+	// below is its SQL.
+	core *queuecore.Queue
 }
 
-// sharedCounts caches the crawl-wide counts Stats reports.
-type sharedCounts struct {
-	at                     time.Time
-	hosts, queued, delayed int
+// backend is the queue's queuecore.Backend: its SQL.
+type backend struct {
+	db   *DB
+	core *queuecore.Queue
 }
+
+var _ queuecore.Methods = (*Queue)(nil)
+
+var _ queuecore.Notifier = (*backend)(nil)
 
 // statsMaxAge is how long Stats reuses crawl-wide counts: counting a large
 // urls table is not free, and Stats is called often.
 const statsMaxAge = time.Second
-
-var _ interface {
-	Add(entries ...frontier.Entry) error
-	Next(ctx context.Context) (*frontier.Lease, error)
-	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
-	BlockHost(host string, until time.Time)
-	Stats() frontier.Stats
-} = (*Queue)(nil)
 
 // Queue returns a handle on the crawl's shared queue. Each process (or each
 // crawler) takes its own; handles on one schema share everything but their
@@ -162,107 +131,33 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	if db.isClosed() {
 		return nil, ErrClosed
 	}
-	if opts.Bands == 0 {
-		opts.Bands = DefaultBands
+	b := &backend{db: db}
+	core, err := queuecore.New(db.ctx, queuecore.Options(opts), b, queuecore.Config{
+		Name: "postgres", Server: "the database", Unavailable: ErrUnavailable, Closed: ErrClosed,
+		TextOnly: true, CountsMaxAge: statsMaxAge,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if opts.Bands < 1 || opts.Bands > 16 {
-		return nil, fmt.Errorf("postgres: queue: Bands %d outside 1..16", opts.Bands)
-	}
-	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
-	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = DefaultMaxAttempts
-	}
-	if opts.RetryBase <= 0 {
-		opts.RetryBase = DefaultRetryBase
-	}
-	if opts.RetryMax <= 0 {
-		opts.RetryMax = DefaultRetryMax
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
-	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = DefaultOpTimeout
-	}
-	q := &Queue{
-		db:     db,
-		opts:   opts,
-		policy: frontier.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
-		polite: opts.Politeness,
-		prio:   opts.Prioritizer,
-		now:    opts.Now,
-		log:    opts.Logger,
-		leases: map[uint64]time.Time{},
-		added:  make(chan struct{}, 1),
-	}
-	if q.polite == nil {
-		q.polite = frontier.FixedDelay(frontier.DefaultDelay)
-	}
-	if q.prio == nil {
-		q.prio = frontier.BFS{}
-	}
-	if q.now == nil {
-		q.now = time.Now
-	}
-	if q.log == nil {
-		q.log = slog.New(slog.DiscardHandler)
-	}
-	q.ctx, q.cancel = context.WithCancel(db.ctx)
-	return q, nil
+	b.core = core
+	return &Queue{db: db, core: core}, nil
 }
 
 // Close ends the handle: a blocked Next returns and later calls fail with
 // ErrClosed (which matches frontier.ErrClosed). Leases it handed out and did not settle expire in the
 // database as any crashed worker's would. The DB stays open. Close is
 // idempotent.
-func (q *Queue) Close() error {
-	q.mu.Lock()
-	q.closed = true
-	q.cancel()
-	q.mu.Unlock()
-	q.bg.Stop()
-	return nil
-}
+func (q *Queue) Close() error { return q.core.Close() }
 
-// opContext bounds an operation of a method without a context.
-func (q *Queue) opContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(q.ctx, q.opts.OpTimeout)
-}
+// Closed reports whether the DB is closed.
+func (b *backend) Closed() bool { return b.db.isClosed() }
 
-// check reports ErrClosed after Close, of the queue or of the DB.
-func (q *Queue) check() error {
-	q.mu.Lock()
-	closed := q.closed
-	q.mu.Unlock()
-	if closed || q.db.isClosed() {
-		return ErrClosed
-	}
-	return nil
-}
+// Round is t at PostgreSQL's resolution, microseconds.
+func (b *backend) Round(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
 // Add queues entries that the crawl has not seen before, reading the clock
 // from QueueOptions.Now.
-func (q *Queue) Add(entries ...frontier.Entry) error {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	_, err := q.AddAt(ctx, q.now(), entries...)
-	return err
-}
-
-// row is one entry ready for insertion.
-type row struct {
-	hash     int64
-	url      string
-	host     string
-	hostHash int64
-	depth    int32
-	priority float64
-	band     int16
-	meta     []byte
-	due      time.Time
-}
+func (q *Queue) Add(entries ...frontier.Entry) error { return q.core.Add(entries...) }
 
 // AddAt queues the entries at time now and reports how many were new to the
 // crawl: an entry whose URL (by urlnorm.Key) was queued before, by any
@@ -274,89 +169,7 @@ type row struct {
 // statements of up to 4096 URLs, each committed on its own, and a failed
 // call may be repeated.
 func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.Entry) (int, error) {
-	if err := q.check(); err != nil {
-		return 0, err
-	}
-	rows := make([]row, 0, len(entries))
-	seen := make(map[int64]bool, len(entries))
-	for i := range entries {
-		e := &entries[i]
-		r, err := q.prepare(e, now)
-		if err != nil {
-			return 0, err
-		}
-		if seen[r.hash] {
-			continue
-		}
-		seen[r.hash] = true
-		rows = append(rows, r)
-	}
-	added := 0
-	for len(rows) > 0 {
-		n := min(len(rows), addChunk)
-		k, err := q.insert(ctx, now, rows[:n])
-		added += k
-		if err != nil {
-			q.count(func(s *frontier.Stats) { s.Added += uint64(added) })
-			return added, err
-		}
-		rows = rows[n:]
-	}
-	q.count(func(s *frontier.Stats) { s.Added += uint64(added) })
-	if added > 0 {
-		q.idle.Wake() // this handle's sleepers poll now
-		q.notifyAdded()
-	}
-	return added, nil
-}
-
-// prepare validates e and computes its row.
-func (q *Queue) prepare(e *frontier.Entry, now time.Time) (row, error) {
-	if e.URL == "" {
-		return row{}, fmt.Errorf("%w: empty URL", frontier.ErrInvalidEntry)
-	}
-	if len(e.Meta) > maxMeta {
-		return row{}, fmt.Errorf("%w: %s: meta of %d bytes exceeds %d", frontier.ErrInvalidEntry, e.URL, len(e.Meta), maxMeta)
-	}
-	if !storableText(e.URL) {
-		return row{}, fmt.Errorf("%w: %q: URL is not UTF-8 text without NUL bytes", frontier.ErrInvalidEntry, e.URL)
-	}
-	host := e.Host
-	if host == "" {
-		h, err := urlnorm.HostOf(e.URL)
-		if err != nil || h == "" {
-			return row{}, fmt.Errorf("%w: %s: no host: %v", frontier.ErrInvalidEntry, e.URL, err)
-		}
-		host = h
-	}
-	if !storableText(host) {
-		return row{}, fmt.Errorf("%w: %s: host %q is not UTF-8 text without NUL bytes", frontier.ErrInvalidEntry, e.URL, host)
-	}
-	band := q.prio.Band(e, q.opts.Bands)
-	band = min(max(band, 0), q.opts.Bands-1)
-	due := now
-	if e.NotBefore.After(now) {
-		due = e.NotBefore
-	}
-	depth := min(max(e.Depth, 0), 1<<31-1)
-	return row{
-		hash:     int64(urlnorm.Key(e.URL)),
-		url:      e.URL,
-		host:     host,
-		hostHash: int64(urlnorm.HostKey(host)),
-		depth:    int32(depth),
-		priority: e.Priority,
-		band:     int16(band),
-		meta:     e.Meta,
-		due:      due,
-	}, nil
-}
-
-// storableText reports whether PostgreSQL's text type can hold s: the
-// server rejects invalid UTF-8 and NUL bytes, which would fail the whole
-// statement (and every repetition of it) instead of the one entry.
-func storableText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+	return q.core.AddAt(ctx, now, entries...)
 }
 
 // addSQL inserts a batch of URLs, dropping those already known, and lowers
@@ -384,21 +197,37 @@ input AS (
 )
 SELECT count(*) FROM ins`
 
-// insert runs addSQL for rows.
-func (q *Queue) insert(ctx context.Context, now time.Time, rows []row) (int, error) {
-	n := len(rows)
+// Add runs addSQL for entries in statements of up to addChunk URLs, each
+// committed on its own; it returns how many the committed ones added.
+func (b *backend) Add(ctx context.Context, now time.Time, entries []queuecore.Entry) (int, error) {
+	added := 0
+	for len(entries) > 0 {
+		n := min(len(entries), addChunk)
+		k, err := b.insert(ctx, now, entries[:n])
+		added += k
+		if err != nil {
+			return added, err
+		}
+		entries = entries[n:]
+	}
+	return added, nil
+}
+
+// insert runs addSQL for entries.
+func (b *backend) insert(ctx context.Context, now time.Time, entries []queuecore.Entry) (int, error) {
+	n := len(entries)
 	hashes, urls, hosts := make([]int64, n), make([]string, n), make([]string, n)
 	hostHashes, depths := make([]int64, n), make([]int32, n)
 	prios, bands := make([]float64, n), make([]int16, n)
 	metas, dues := make([][]byte, n), make([]time.Time, n)
-	for i, r := range rows {
-		hashes[i], urls[i], hosts[i], hostHashes[i], depths[i] = r.hash, r.url, r.host, r.hostHash, r.depth
-		prios[i], bands[i], metas[i], dues[i] = r.priority, r.band, r.meta, r.due
+	for i, e := range entries {
+		hashes[i], urls[i], hosts[i], hostHashes[i], depths[i] = int64(e.Key), e.URL, e.Host, int64(urlnorm.HostKey(e.Host)), int32(e.Depth)
+		prios[i], bands[i], metas[i], dues[i] = e.Priority, int16(e.Band), e.Meta, e.Due
 	}
 	var added int64
 	// Idempotent: a repeated insert drops what the first one wrote.
 	err := retry(ctx, func() error {
-		return q.db.pool.QueryRow(ctx, addSQL, hashes, urls, hosts, hostHashes, depths, prios, bands, metas, dues, now).Scan(&added)
+		return b.db.pool.QueryRow(ctx, addSQL, hashes, urls, hosts, hostHashes, depths, prios, bands, metas, dues, now).Scan(&added)
 	}, "add")
 	return int(added), err
 }
@@ -408,15 +237,7 @@ func (q *Queue) insert(ctx context.Context, now time.Time, rows []row) (int, err
 // ready (the end of a politeness delay, a block, a due time, or the end of
 // an unsettled lease), or the zero time when no URL of the crawl is queued
 // or leased. It never blocks on other workers.
-func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	ls, at, err := q.LeaseAt(ctx, now, 1)
-	if err != nil || len(ls) == 0 {
-		return nil, at, err
-	}
-	return ls[0], time.Time{}, nil
-}
+func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) { return q.core.NextAt(now) }
 
 // leaseSQL and nextSQL run together in one round trip: when the first leases
 // nothing, the second tells when to ask again.
@@ -430,13 +251,11 @@ const (
 // in one round trip. When it leases none it also returns when to ask again,
 // as NextAt does.
 func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.Lease, time.Time, error) {
-	if err := q.check(); err != nil {
-		return nil, time.Time{}, err
-	}
-	if n <= 0 {
-		return nil, time.Time{}, nil
-	}
-	expires := now.Add(q.opts.LeaseTTL).Truncate(time.Microsecond)
+	return q.core.LeaseAt(ctx, now, n)
+}
+
+// Lease runs leaseSQL and nextSQL.
+func (b *backend) Lease(ctx context.Context, now time.Time, n int, expires time.Time) (queuecore.LeaseResult, error) {
 	var (
 		leases  []*frontier.Lease
 		next    pgtype.Timestamptz
@@ -447,10 +266,10 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 	// are retried.
 	err := retryIf(ctx, safeOnly, func() error {
 		leases, expired = leases[:0], 0
-		b := &pgx.Batch{}
-		b.Queue(leaseSQL, now, n, expires)
-		b.Queue(nextSQL)
-		br := q.db.pool.SendBatch(ctx, b)
+		bt := &pgx.Batch{}
+		bt.Queue(leaseSQL, now, n, expires)
+		bt.Queue(nextSQL)
+		br := b.db.pool.SendBatch(ctx, bt)
 		defer br.Close()
 		rows, err := br.Query()
 		if err != nil {
@@ -483,25 +302,18 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 		return br.Close()
 	}, "lease")
 	if err != nil {
-		return nil, time.Time{}, err
+		return queuecore.LeaseResult{}, err
 	}
-	q.mu.Lock()
-	for _, l := range leases {
-		q.leases[l.ID] = l.Expires
+	res := queuecore.LeaseResult{Leases: leases, Expired: expired}
+	switch {
+	case !next.Valid:
+	case next.InfinityModifier != pgtype.Finite:
+		// A ready host that another worker holds locked right now.
+		res.Next = now
+	default:
+		res.Next = next.Time
 	}
-	q.stats.Leases += uint64(len(leases))
-	q.stats.Expired += uint64(expired)
-	q.mu.Unlock()
-	if len(leases) > 0 || !next.Valid {
-		return leases, time.Time{}, nil
-	}
-	at := next.Time
-	if next.InfinityModifier != pgtype.Finite || !at.After(now) {
-		// A ready host that another worker holds locked right now: ask
-		// again shortly.
-		at = now.Add(time.Millisecond)
-	}
-	return leases, at, nil
+	return res, nil
 }
 
 // Next returns a lease, waiting until one is available or ctx is done. While
@@ -512,22 +324,11 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 // the listener is on: see QueueOptions.NoListen), so idle workers cost one
 // query per interval, not one each. Lost connections are waited out; other errors are
 // returned.
-func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
-	if !q.opts.NoListen {
-		q.bg.Start(&q.listener, q.listen)
-	}
-	return q.idle.Next(ctx, idle.Source{
-		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
-		LeaseAt: q.LeaseAt, Unavailable: ErrUnavailable,
-		OnUnavailable: func(err error) { q.log.Warn("postgres queue: waiting for the database", "err", err) },
-	})
-}
+func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) { return q.core.Next(ctx) }
 
 // Done settles l with outcome o, reading the clock from QueueOptions.Now.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	return q.DoneAt(ctx, q.now(), l, o)
+	return q.core.Done(l, o)
 }
 
 // Settlement is one lease and its outcome for DoneBatchAt, which sets Err
@@ -552,11 +353,7 @@ type Settlement struct {
 // recognizes a settle that did commit. It reports what the settlement did:
 // this queue's policy decided it, which the caller cannot see.
 func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
-	s := []Settlement{{Lease: l, Outcome: o}}
-	if err := q.DoneBatchAt(ctx, now, s); err != nil {
-		return frontier.Settlement{}, err
-	}
-	return s[0].Result, s[0].Err
+	return q.core.DoneAt(ctx, now, l, o)
 }
 
 // settleSQL settles one lease (see crawlkit_settle in the migration).
@@ -566,43 +363,14 @@ const settleSQL = `SELECT crawlkit_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $1
 // transaction, setting each Settlement's Err. It returns an error only when
 // the batch as a whole failed, in which case none was settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
-	if err := q.check(); err != nil {
-		return err
-	}
-	var work []planned
-	for i := range batch {
-		st := &batch[i]
-		st.Err, st.Result = nil, frontier.Settlement{}
-		if st.Lease == nil {
-			st.Err = frontier.ErrForeignLease
-			continue
-		}
-		s, err := q.policy.Plan(st.Lease, st.Outcome, now)
-		if err != nil {
-			st.Err = err
-			continue
-		}
-		pol := q.polite.ReadyAt(st.Lease.Host, now)
-		if pol.Before(now) {
-			pol = now
-		}
-		work = append(work, planned{i: i, s: s, pol: pol.Truncate(time.Microsecond)})
-	}
-	if len(work) == 0 {
-		return nil
-	}
-	// Hosts are locked in one order by every batch, so batches cannot
-	// deadlock each other.
-	slices.SortFunc(work, func(a, b planned) int {
-		ha, hb := batch[a.i].Lease.Host, batch[b.i].Lease.Host
-		switch {
-		case ha < hb:
-			return -1
-		case ha > hb:
-			return 1
-		}
-		return 0
-	})
+	return queuecore.DoneBatch(q.core, ctx, now, batch)
+}
+
+// Settle sends the settles of work in one batch (one implicit transaction),
+// hosts in order, so that batches lock them in one order and cannot
+// deadlock each other.
+func (b *backend) Settle(ctx context.Context, now time.Time, work []queuecore.Planned) ([]queuecore.Code, bool, error) {
+	slices.SortFunc(work, func(a, b queuecore.Planned) int { return strings.Compare(a.Lease.Host, b.Lease.Host) })
 	codes := make([]int32, len(work))
 	// A settle reports 2 when the lease had settled the URL already. That
 	// is this call's own success only when an earlier attempt failed in a
@@ -612,80 +380,38 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	mayHaveCommitted, ownEarlier := false, false
 	err := retry(ctx, func() error {
 		ownEarlier = mayHaveCommitted
-		err := q.sendSettles(ctx, now, batch, work, codes)
+		err := b.sendSettles(ctx, now, work, codes)
 		if err != nil && !safeOnly(err) {
 			mayHaveCommitted = true
 		}
 		return err
 	}, "settle")
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for i, w := range work {
-		st := &batch[w.i]
-		switch codes[i] {
-		case 0:
-		case 2:
-			if !ownEarlier {
-				st.Err = fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, st.Lease.URL)
-				continue
-			}
-			// A retry found the settle of an earlier attempt committed.
-		default:
-			delete(q.leases, st.Lease.ID)
-			st.Err = fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, st.Lease.URL)
-			continue
-		}
-		delete(q.leases, st.Lease.ID)
-		st.Result = w.s.Settlement
-		switch st.Outcome.Kind {
-		case frontier.OutcomeSuccess:
-			q.stats.Succeeded++
-		case frontier.OutcomeNotModified:
-			q.stats.NotModified++
-		case frontier.OutcomeRetry:
-			if w.s.Kind == frontier.SettlementGivenUp {
-				q.stats.Failed++
-				q.stats.Dropped++
-			} else {
-				q.stats.Retried++
-			}
-		case frontier.OutcomeFailed:
-			q.stats.Failed++
-		}
-		if w.s.Kind == frontier.SettlementRecrawl {
-			q.stats.Recrawls++
-		}
+	out := make([]queuecore.Code, len(codes))
+	for i, c := range codes {
+		out[i] = queuecore.CodeOf(int64(c))
 	}
-	return nil
+	return out, ownEarlier, nil
 }
 
-// planned is a settlement of DoneBatchAt ready to send: its index in the
-// batch, its plan and the host's next contact time.
-type planned struct {
-	i   int
-	s   frontier.Decision
-	pol time.Time
-}
-
-// sendSettles runs one attempt of DoneBatchAt: the settles of work, in one
-// batch (one implicit transaction), setting codes to their results.
-func (q *Queue) sendSettles(ctx context.Context, now time.Time, batch []Settlement, work []planned, codes []int32) error {
-	b := &pgx.Batch{}
+// sendSettles runs one attempt of Settle, setting codes to the results.
+func (b *backend) sendSettles(ctx context.Context, now time.Time, work []queuecore.Planned, codes []int32) error {
+	bt := &pgx.Batch{}
 	for _, w := range work {
-		l := batch[w.i].Lease
+		l := w.Lease
 		var next *time.Time
-		if w.s.Requeue() {
-			t := w.s.At
+		if dbState(&w.Plan) == 0 {
+			t := w.Plan.At
 			next = &t
 		}
-		delay := pgtype.Interval{Microseconds: w.pol.Sub(now).Microseconds(), Valid: true}
-		b.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState(&w.s), next,
-			w.s.Attempt, int64(w.s.Fingerprint), w.s.Interval.Microseconds(), fetched(&w.s), w.pol, delay)
+		pol := w.Polite.Truncate(time.Microsecond)
+		delay := pgtype.Interval{Microseconds: pol.Sub(now).Microseconds(), Valid: true}
+		bt.Queue(settleSQL, now, int64(l.ID), int64(urlnorm.Key(l.URL)), l.Host, dbState(&w.Plan), next,
+			w.Plan.Attempt, int64(w.Plan.Fingerprint), w.Plan.Interval.Microseconds(), fetched(&w.Plan), pol, delay)
 	}
-	br := q.db.pool.SendBatch(ctx, b)
+	br := b.db.pool.SendBatch(ctx, bt)
 	for i := range work {
 		if err := br.QueryRow().Scan(&codes[i]); err != nil {
 			br.Close()
@@ -696,27 +422,21 @@ func (q *Queue) sendSettles(ctx context.Context, now time.Time, batch []Settleme
 }
 
 // Extend prolongs l to ttl from now (QueueOptions.Now).
-func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	return q.ExtendAt(ctx, q.now(), l, ttl)
-}
+func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error { return q.core.Extend(l, ttl) }
 
 // ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.
 // It returns frontier.ErrLeaseExpired if the lease ran out before now, and
 // frontier.ErrLeaseSettled if it was settled.
 func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, ttl time.Duration) error {
-	if err := q.check(); err != nil {
-		return err
-	}
-	if l == nil {
-		return frontier.ErrForeignLease
-	}
-	expires := now.Add(max(ttl, 0)).Truncate(time.Microsecond)
+	return q.core.ExtendAt(ctx, now, l, ttl)
+}
+
+// Extend moves the lease's expiry, and its host's, in one transaction.
+func (b *backend) Extend(ctx context.Context, now time.Time, l *frontier.Lease, expires time.Time) (queuecore.Code, error) {
 	var ok, settled bool
 	err := retry(ctx, func() error {
 		ok, settled = false, false
-		return pgx.BeginFunc(ctx, q.db.pool, func(tx pgx.Tx) error {
+		return pgx.BeginFunc(ctx, b.db.pool, func(tx pgx.Tx) error {
 			// Host first, as leasing and settling lock.
 			if _, err := tx.Exec(ctx, "SELECT 1 FROM hosts WHERE host = $1 FOR UPDATE", l.Host); err != nil {
 				return err
@@ -738,42 +458,31 @@ func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, 
 			return err
 		})
 	}, "extend")
-	if err != nil {
-		return err
+	switch {
+	case err != nil:
+		return 0, err
+	case settled:
+		return queuecore.Settled, nil
+	case !ok:
+		return queuecore.Expired, nil
 	}
-	if settled {
-		return fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, l.URL)
-	}
-	if !ok {
-		return fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, l.URL)
-	}
-	l.Expires = expires
-	q.mu.Lock()
-	if _, mine := q.leases[l.ID]; mine {
-		q.leases[l.ID] = expires
-	}
-	q.mu.Unlock()
-	return nil
+	return queuecore.Applied, nil
 }
 
 // BlockHost keeps host from being leased before until, for every process.
 // Blocks only extend: an earlier until than the current block is ignored.
 // Unlike frontier.Frontier's, blocks are stored. Errors are logged.
-func (q *Queue) BlockHost(host string, until time.Time) {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	if err := q.BlockHostAt(ctx, host, until); err != nil {
-		q.log.Warn("postgres queue: blocking host", "host", host, "err", err)
-	}
-}
+func (q *Queue) BlockHost(host string, until time.Time) { q.core.BlockHost(host, until) }
 
 // BlockHostAt is BlockHost with a context and an error.
 func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) error {
-	if err := q.check(); err != nil {
-		return err
-	}
+	return q.core.BlockHostAt(ctx, host, until)
+}
+
+// Block upserts the host's blocked_until.
+func (b *backend) Block(ctx context.Context, host string, until time.Time) error {
 	return retry(ctx, func() error {
-		_, err := q.db.pool.Exec(ctx, `INSERT INTO hosts AS h (host, host_hash, blocked_until) VALUES ($1, $2, $3)
+		_, err := b.db.pool.Exec(ctx, `INSERT INTO hosts AS h (host, host_hash, blocked_until) VALUES ($1, $2, $3)
 			ON CONFLICT (host) DO UPDATE SET blocked_until = greatest(h.blocked_until, excluded.blocked_until)`,
 			host, int64(urlnorm.HostKey(host)), until)
 		return err
@@ -784,7 +493,7 @@ func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) e
 // row (last_status_code, last_content_hash), for applications that query
 // the URL database. The queue itself does not use them.
 func (q *Queue) Record(ctx context.Context, url string, status int, contentHash uint64) error {
-	if err := q.check(); err != nil {
+	if err := q.core.Check(); err != nil {
 		return err
 	}
 	return retry(ctx, func() error {
@@ -799,62 +508,34 @@ func (q *Queue) Record(ctx context.Context, url string, status int, contentHash 
 // counts: Hosts with unsettled URLs, InMemory URLs queued (in the database,
 // not leased) and Delayed of them not yet due. The shared counts are
 // refreshed at most once a second.
-func (q *Queue) Stats() frontier.Stats {
-	now := q.now()
-	q.mu.Lock()
-	s := q.stats
-	for id, exp := range q.leases {
-		if !exp.After(now) {
-			delete(q.leases, id)
-		}
-	}
-	s.Leased = len(q.leases)
-	sc := q.shared
-	q.mu.Unlock()
-	if time.Since(sc.at) > statsMaxAge && q.check() == nil {
-		ctx, cancel := context.WithTimeout(q.ctx, min(q.opts.OpTimeout, 5*time.Second))
-		err := q.db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM hosts WHERE due_at IS NOT NULL),
-				count(*) FILTER (WHERE state = 0 OR lease_expires <= $1),
-				count(*) FILTER (WHERE state = 0 AND next_fetch_at > $1)
-			FROM urls WHERE state IN (0, 1)`, now).Scan(&sc.hosts, &sc.queued, &sc.delayed)
-		cancel()
-		if err != nil {
-			q.log.Warn("postgres queue: counting", "err", wrap("stats", err))
-		} else {
-			sc.at = time.Now()
-			q.mu.Lock()
-			q.shared = sc
-			q.mu.Unlock()
-		}
-	}
-	s.Hosts, s.InMemory, s.Delayed = sc.hosts, sc.queued, sc.delayed
-	return s
+func (q *Queue) Stats() frontier.Stats { return q.core.Stats() }
+
+// Counts counts the hosts with work and the queued URLs.
+func (b *backend) Counts(ctx context.Context, now time.Time) (queuecore.Counts, error) {
+	var c queuecore.Counts
+	err := b.db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM hosts WHERE due_at IS NOT NULL),
+			count(*) FILTER (WHERE state = 0 OR lease_expires <= $1),
+			count(*) FILTER (WHERE state = 0 AND next_fetch_at > $1)
+		FROM urls WHERE state IN (0, 1)`, now).Scan(&c.Hosts, &c.Queued, &c.Delayed)
+	return c, wrap("stats", err)
 }
 
 // Deduplicates reports that Add drops URLs the queue holds or has
 // finished, as crawlkit.Queue requires.
 func (q *Queue) Deduplicates() bool { return true }
 
-// count updates this handle's counters.
-func (q *Queue) count(fn func(*frontier.Stats)) {
-	q.mu.Lock()
-	fn(&q.stats)
-	q.mu.Unlock()
-}
-
-// listen runs the listener until Close: it keeps a connection listening on
-// the schema's channel, and wakes this handle's waiting Next calls at every
-// notification. A lost connection is opened again after a pause that
-// doubles from 100 ms to 5 s.
-func (q *Queue) listen() {
+// Listen runs the listener until ctx ends: it keeps a connection listening
+// on the schema's channel, and wakes g at every notification. A lost
+// connection is opened again after a pause that doubles from 100 ms to 5 s.
+func (b *backend) Listen(ctx context.Context, g *idle.Gate) {
 	pause := idle.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
-		err := q.listenConn(pause.Reset)
-		if q.ctx.Err() != nil {
+		err := b.listenConn(ctx, g, pause.Reset)
+		if ctx.Err() != nil {
 			return
 		}
-		q.log.Warn("postgres queue: listener lost, polling until it is back", "err", err, "retry_in", pause.Current())
-		if !pause.Wait(q.ctx) {
+		b.core.Logger().Warn("postgres queue: listener lost, polling until it is back", "err", err, "retry_in", pause.Current())
+		if !pause.Wait(ctx) {
 			return
 		}
 	}
@@ -864,13 +545,13 @@ func (q *Queue) listen() {
 // which tells it apart in pg_stat_activity.
 func listenApplication(schema string) string { return "crawlkit listener " + schema }
 
-// listenConn opens a connection, listens on it and wakes the gate at every
-// notification until the connection fails or the Queue closes. It calls
-// listening once the LISTEN has succeeded.
-func (q *Queue) listenConn(listening func()) error {
-	cfg := q.db.pool.Config().ConnConfig.Copy()
-	cfg.RuntimeParams["application_name"] = listenApplication(q.db.schema)
-	ctx, cancel := context.WithTimeout(q.ctx, q.opts.OpTimeout)
+// listenConn opens a connection, listens on it and wakes g at every
+// notification until the connection fails or ctx ends. It calls listening
+// once the LISTEN has succeeded.
+func (b *backend) listenConn(qctx context.Context, g *idle.Gate, listening func()) error {
+	cfg := b.db.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenApplication(b.db.schema)
+	ctx, cancel := context.WithTimeout(qctx, b.core.Options().OpTimeout)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -881,16 +562,16 @@ func (q *Queue) listenConn(listening func()) error {
 		defer cancel()
 		conn.Close(ctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{q.db.schema}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{b.db.schema}.Sanitize()); err != nil {
 		return wrap("listener: listen", err)
 	}
 	listening()
-	q.idle.Listening()
+	g.Listening()
 	for {
-		if _, err := conn.WaitForNotification(q.ctx); err != nil {
+		if _, err := conn.WaitForNotification(qctx); err != nil {
 			return wrap("listener: wait", err)
 		}
-		q.idle.Wake()
+		g.Wake()
 	}
 }
 
@@ -901,30 +582,8 @@ func (q *Queue) listenConn(listening func()) error {
 // notification lost in a server crash costs only a poll interval.
 const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`
 
-// notifyAdded has the notifier tell the other processes that this Queue
-// added URLs. It does not wait.
-func (q *Queue) notifyAdded() {
-	select {
-	case q.added <- struct{}{}:
-	default: // a notification is pending already
-	}
-	q.bg.Start(&q.notifier, q.notify)
-}
-
-// notify sends a notification after Adds, one at a time until Close: Adds
-// made while one is sent are told by the next.
-func (q *Queue) notify() {
-	for {
-		select {
-		case <-q.ctx.Done():
-			return
-		case <-q.added:
-		}
-		ctx, cancel := context.WithTimeout(q.ctx, q.opts.OpTimeout)
-		_, err := q.db.pool.Exec(ctx, notifySQL, q.db.schema)
-		cancel()
-		if err != nil && q.ctx.Err() == nil {
-			q.log.Warn("postgres queue: notifying other processes of added URLs", "err", err)
-		}
-	}
+// Notify tells the other processes' listeners that URLs were added.
+func (b *backend) Notify(ctx context.Context) error {
+	_, err := b.db.pool.Exec(ctx, notifySQL, b.db.schema)
+	return err
 }

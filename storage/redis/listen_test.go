@@ -64,7 +64,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adder.Close()
-	backendtest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 1, "https://a.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 1, "https://a.example/1")
 
 	// The listener subscribes again after losing its connection.
 	ids := subscribers(t, adderDB, name)
@@ -74,7 +74,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	if err := adderDB.Client().Do(context.Background(), "CLIENT", "KILL", "ID", ids[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
-	backendtest.WakesOnOtherAdd(t, waiter, adder, &waiter.idle, 2, "https://b.example/1")
+	backendtest.WakesOnOtherAdd(t, waiter, adder, waiter.core.Gate(), 2, "https://b.example/1")
 
 	// Close ends the listener and its connection.
 	if err := waiter.Close(); err != nil {
@@ -100,7 +100,7 @@ func TestNoListen(t *testing.T) {
 	if _, err := q.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if q.listener.Started() || len(subscribers(t, db, name)) != 0 {
+	if q.core.ListenerStarted() || len(subscribers(t, db, name)) != 0 {
 		t.Fatal("a listener runs with NoListen set")
 	}
 }
@@ -116,5 +116,5 @@ func TestCloseDBEndsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backendtest.ClosingEndsWait(t, q, &q.idle, func() { db.Close() }, func() bool { return len(subscribers(t, admin, name)) == 0 })
+	backendtest.ClosingEndsWait(t, q, q.core.Gate(), func() { db.Close() }, func() bool { return len(subscribers(t, admin, name)) == 0 })
 }

@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
+	"github.com/crawlkit/crawlkit/storage/internal/queuecore"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -30,9 +30,6 @@ const (
 	// expired unsettled, until a settle records the host's own delay.
 	DefaultExpiryDelay = frontier.DefaultDelay
 )
-
-// maxMeta bounds Entry.Meta, as frontier.Frontier does.
-const maxMeta = 64 << 10
 
 // addChunk bounds the URLs of one add script call.
 const addChunk = 1000
@@ -99,7 +96,7 @@ type QueueOptions struct {
 //   - Add queues a URL at most once over the life of the crawl: a URL
 //     queued, leased or finished before is dropped, atomically.
 //   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settlement set from the
+//     than the time its previous lease's settle.Settlement set from the
 //     Politeness model (or a BlockHost time).
 //   - Every lease settles at most once; a lease whose time ran out is
 //     leased again (after the host's last politeness delay), and its late
@@ -110,37 +107,18 @@ type QueueOptions struct {
 // Across hosts, ready hosts are served in the order they became ready;
 // within a host, lower bands first and first in, first out within a band.
 type Queue struct {
-	db     *DB
-	opts   QueueOptions
-	policy frontier.Policy
-	polite frontier.Politeness
-	prio   frontier.Prioritizer
-	now    func() time.Time
-	log    *slog.Logger
-
-	ctx    context.Context // cancelled by Close
-	cancel context.CancelFunc
-	// idle lets one of this handle's goroutines waiting in Next poll
-	// the database while the others sleep (see storage/internal/idle).
-	idle idle.Gate
-	// bg runs the listener from the first Next until Close.
-	bg       idle.Background
-	listener idle.Task
-
-	mu     sync.Mutex
-	closed bool
-	leases map[uint64]time.Time // this handle's unsettled leases and their expiry
-	stats  frontier.Stats       // this handle's counters
+	// core is the queue's logic shared with storage/postgres; its
+	// backend is the Lua scripts.
+	core *queuecore.Queue
 }
 
-var _ interface {
-	Add(entries ...frontier.Entry) error
-	Next(ctx context.Context) (*frontier.Lease, error)
-	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
-	BlockHost(host string, until time.Time)
-	Stats() frontier.Stats
-} = (*Queue)(nil)
+// scriptQueue is the queue's queuecore.Backend: its Lua scripts.
+type scriptQueue struct {
+	db   *DB
+	core *queuecore.Queue
+}
+
+var _ queuecore.Methods = (*Queue)(nil)
 
 // Queue returns a handle on the crawl's shared queue. Each process (or each
 // crawler) takes its own; handles on one crawl share everything but their
@@ -149,85 +127,31 @@ func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
 	if db.isClosed() {
 		return nil, ErrClosed
 	}
-	if opts.Bands == 0 {
-		opts.Bands = DefaultBands
+	s := &scriptQueue{db: db}
+	core, err := queuecore.New(db.ctx, queuecore.Options(opts), s, queuecore.Config{
+		Name: "redis", Server: "the server", Unavailable: ErrUnavailable, Closed: ErrClosed,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if opts.Bands < 1 || opts.Bands > 16 {
-		return nil, fmt.Errorf("redis: queue: Bands %d outside 1..16", opts.Bands)
-	}
-	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
-	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = DefaultMaxAttempts
-	}
-	if opts.RetryBase <= 0 {
-		opts.RetryBase = DefaultRetryBase
-	}
-	if opts.RetryMax <= 0 {
-		opts.RetryMax = DefaultRetryMax
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
-	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = DefaultOpTimeout
-	}
-	q := &Queue{
-		db:     db,
-		opts:   opts,
-		policy: frontier.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
-		polite: opts.Politeness,
-		prio:   opts.Prioritizer,
-		now:    opts.Now,
-		log:    opts.Logger,
-		leases: map[uint64]time.Time{},
-	}
-	if q.polite == nil {
-		q.polite = frontier.FixedDelay(frontier.DefaultDelay)
-	}
-	if q.prio == nil {
-		q.prio = frontier.BFS{}
-	}
-	if q.now == nil {
-		q.now = time.Now
-	}
-	if q.log == nil {
-		q.log = slog.New(slog.DiscardHandler)
-	}
-	q.ctx, q.cancel = context.WithCancel(db.ctx)
-	return q, nil
+	s.core = core
+	return &Queue{core: core}, nil
 }
 
 // Close ends the handle: a blocked Next returns and later calls fail with
 // ErrClosed (which matches frontier.ErrClosed). Leases it handed out and did not settle expire on the
 // server as any crashed worker's would. The DB stays open. Close is
 // idempotent.
-func (q *Queue) Close() error {
-	q.mu.Lock()
-	q.closed = true
-	q.cancel()
-	q.mu.Unlock()
-	q.bg.Stop()
-	return nil
-}
+func (q *Queue) Close() error { return q.core.Close() }
 
-func (q *Queue) opContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(q.ctx, q.opts.OpTimeout)
-}
-
-func (q *Queue) check() error {
-	q.mu.Lock()
-	closed := q.closed
-	q.mu.Unlock()
-	if closed || q.db.isClosed() {
-		return ErrClosed
-	}
-	return nil
-}
+// Closed reports whether the DB is closed.
+func (s *scriptQueue) Closed() bool { return s.db.isClosed() }
 
 // micros is t in microseconds since the Unix epoch, the scripts' time.
 func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// Round is t at the scripts' resolution, microseconds.
+func (s *scriptQueue) Round(t time.Time) time.Time { return time.UnixMicro(micros(t)) }
 
 // urlID is the member naming a URL in the scripts' keys: its urlnorm.Key
 // in hexadecimal.
@@ -235,12 +159,7 @@ func urlID(url string) string { return fmt.Sprintf("%016x", urlnorm.Key(url)) }
 
 // Add queues entries that the crawl has not seen before, reading the clock
 // from QueueOptions.Now.
-func (q *Queue) Add(entries ...frontier.Entry) error {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	_, err := q.AddAt(ctx, q.now(), entries...)
-	return err
-}
+func (q *Queue) Add(entries ...frontier.Entry) error { return q.core.Add(entries...) }
 
 // AddAt queues the entries at time now and reports how many were new to the
 // crawl: an entry whose URL (by urlnorm.Key) was queued before, by any
@@ -250,52 +169,32 @@ func (q *Queue) Add(entries ...frontier.Entry) error {
 // script calls of up to 1000 URLs, pipelined in one round trip, each applied
 // atomically; a failed call may be repeated.
 func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.Entry) (int, error) {
-	if err := q.check(); err != nil {
-		return 0, err
-	}
+	return q.core.AddAt(ctx, now, entries...)
+}
+
+// Add runs the add script on entries, addChunk at a time, pipelined; the
+// script publishes on the crawl's "added" channel.
+func (s *scriptQueue) Add(ctx context.Context, now time.Time, entries []queuecore.Entry) (int, error) {
 	args := make([]any, 0, 5*len(entries))
-	for i := range entries {
-		e := &entries[i]
-		if e.URL == "" {
-			return 0, fmt.Errorf("%w: empty URL", frontier.ErrInvalidEntry)
-		}
-		if len(e.Meta) > maxMeta {
-			return 0, fmt.Errorf("%w: %s: meta of %d bytes exceeds %d", frontier.ErrInvalidEntry, e.URL, len(e.Meta), maxMeta)
-		}
-		host := e.Host
-		if host == "" {
-			h, err := urlnorm.HostOf(e.URL)
-			if err != nil || h == "" {
-				return 0, fmt.Errorf("%w: %s: no host: %v", frontier.ErrInvalidEntry, e.URL, err)
-			}
-			host = h
-		}
-		band := min(max(q.prio.Band(e, q.opts.Bands), 0), q.opts.Bands-1)
-		due := now
-		if e.NotBefore.After(now) {
-			due = e.NotBefore
-		}
-		rec := record{url: e.URL, host: host, depth: min(max(e.Depth, 0), 1<<31-1), priority: e.Priority, meta: e.Meta}
-		args = append(args, urlID(e.URL), host, band, micros(due), rec.encode())
-	}
-	if len(args) == 0 {
-		return 0, nil
+	for _, e := range entries {
+		rec := record{url: e.URL, host: e.Host, depth: e.Depth, priority: e.Priority, meta: e.Meta}
+		args = append(args, fmt.Sprintf("%016x", e.Key), e.Host, e.Band, micros(e.Due), rec.encode())
 	}
 	var cmds []*goredis.Cmd
 	// Safe to repeat: the script drops URLs it already queued.
 	err := retry(ctx, "add", func() error {
 		cmds = cmds[:0]
-		_, err := q.db.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		_, err := s.db.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for rest := args; len(rest) > 0; {
 				n := min(len(rest)/5, addChunk)
-				a := append([]any{q.db.prefix, micros(now), n}, rest[:5*n]...)
-				cmds = append(cmds, q.db.scripts.add.EvalSha(ctx, p, []string{q.db.key("ready")}, a...))
+				a := append([]any{s.db.prefix, micros(now), n}, rest[:5*n]...)
+				cmds = append(cmds, s.db.scripts.add.EvalSha(ctx, p, []string{s.db.key("ready")}, a...))
 				rest = rest[5*n:]
 			}
 			return nil
 		})
 		if isNoScript(err) {
-			if err := q.loadScripts(ctx); err != nil {
+			if err := s.loadScripts(ctx); err != nil {
 				return err
 			}
 			return errNoScript
@@ -310,12 +209,6 @@ func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.En
 		n, _ := c.Int()
 		added += n
 	}
-	q.mu.Lock()
-	q.stats.Added += uint64(added)
-	q.mu.Unlock()
-	if added > 0 {
-		q.idle.Wake() // this handle's sleepers poll now
-	}
 	return added, nil
 }
 
@@ -329,10 +222,10 @@ func isNoScript(err error) bool {
 
 // loadScripts loads every script into the server's script cache, for
 // pipelines, which cannot fall back from EVALSHA to EVAL.
-func (q *Queue) loadScripts(ctx context.Context) error {
-	s := q.db.scripts
-	for _, sc := range []*goredis.Script{s.add, s.lease, s.settle, s.extend, s.block} {
-		if err := sc.Load(ctx, q.db.client).Err(); err != nil {
+func (s *scriptQueue) loadScripts(ctx context.Context) error {
+	sc := s.db.scripts
+	for _, script := range []*goredis.Script{sc.add, sc.lease, sc.settle, sc.extend, sc.block} {
+		if err := script.Load(ctx, s.db.client).Err(); err != nil {
 			return err
 		}
 	}
@@ -344,35 +237,26 @@ func (q *Queue) loadScripts(ctx context.Context) error {
 // become ready (the end of a politeness delay, a block, a due time, or the
 // end of an unsettled lease), or the zero time when no URL of the crawl is
 // queued or leased. It never blocks on other workers.
-func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	ls, at, err := q.LeaseAt(ctx, now, 1)
-	if err != nil || len(ls) == 0 {
-		return nil, at, err
-	}
-	return ls[0], time.Time{}, nil
-}
+func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) { return q.core.NextAt(now) }
 
 // LeaseAt leases up to n URLs at time now, each of a different ready host,
 // in one script call. When it leases none it also returns when to ask
 // again, as NextAt does. Leasing is not repeated after a lost connection:
 // leases whose reply was lost expire.
 func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.Lease, time.Time, error) {
-	if err := q.check(); err != nil {
-		return nil, time.Time{}, err
-	}
-	if n <= 0 {
-		return nil, time.Time{}, nil
-	}
-	expires := time.UnixMicro(micros(now.Add(q.opts.LeaseTTL)))
-	res, err := q.db.scripts.lease.Run(ctx, q.db.client, []string{q.db.key("ready")},
-		q.db.prefix, micros(now), n, micros(expires), DefaultExpiryDelay.Microseconds()).Slice()
+	return q.core.LeaseAt(ctx, now, n)
+}
+
+// Lease runs the lease script, and drops the unreadable records it leased.
+func (s *scriptQueue) Lease(ctx context.Context, now time.Time, n int, expires time.Time) (queuecore.LeaseResult, error) {
+	var none queuecore.LeaseResult
+	res, err := s.db.scripts.lease.Run(ctx, s.db.client, []string{s.db.key("ready")},
+		s.db.prefix, micros(now), n, micros(expires), DefaultExpiryDelay.Microseconds()).Slice()
 	if err != nil {
-		return nil, time.Time{}, wrap("lease", err)
+		return none, wrap("lease", err)
 	}
 	if len(res) < 2 || (len(res)-2)%3 != 0 {
-		return nil, time.Time{}, fmt.Errorf("redis: lease: malformed reply of %d values", len(res))
+		return none, fmt.Errorf("redis: lease: malformed reply of %d values", len(res))
 	}
 	expired, _ := res[0].(int64)
 	var leases []*frontier.Lease
@@ -383,7 +267,7 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 		blob, _ := res[i+2].(string)
 		id, err := strconv.ParseUint(idStr, 10, 64)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("redis: lease: malformed lease id %q", idStr)
+			return none, fmt.Errorf("redis: lease: malformed lease id %q", idStr)
 		}
 		rec, err := decodeRecord([]byte(blob))
 		if err != nil {
@@ -391,7 +275,7 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 			// its lease, and failing the call would lose the good
 			// leases of this batch with it. It is settled as failed
 			// below, which deletes it, and counted in Stats.Corrupt.
-			q.log.Warn("redis queue: dropping an unreadable URL record", "url_id", uid, "err", err)
+			s.core.Logger().Warn("redis queue: dropping an unreadable URL record", "url_id", uid, "err", err)
 			corrupt = append(corrupt, idStr, uid, stateFailed, 0, "", micros(now), 0)
 			continue
 		}
@@ -400,52 +284,41 @@ func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.
 			Attempt: rec.attempts, Fingerprint: rec.fingerprint, Interval: rec.interval, Expires: expires,
 		})
 	}
-	dropped := q.dropCorrupt(ctx, now, corrupt)
-	q.mu.Lock()
-	for _, l := range leases {
-		q.leases[l.ID] = l.Expires
-	}
-	q.stats.Leases += uint64(len(leases))
-	q.stats.Expired += uint64(expired)
-	q.stats.Corrupt += uint64(dropped)
-	q.mu.Unlock()
-	if len(leases) > 0 {
-		return leases, time.Time{}, nil
-	}
-	if len(corrupt) > 0 {
+	out := queuecore.LeaseResult{Leases: leases, Expired: int(expired), Corrupt: s.dropCorrupt(ctx, now, corrupt)}
+	switch {
+	case len(leases) > 0:
+	case len(corrupt) > 0:
 		// Every URL leased was unreadable; others may be ready.
-		return nil, now.Add(time.Millisecond), nil
+		out.Next = now
+	default:
+		next, _ := res[1].(string)
+		if next == "" {
+			break
+		}
+		us, err := strconv.ParseInt(next, 10, 64)
+		if err != nil {
+			return none, fmt.Errorf("redis: lease: malformed time %q", next)
+		}
+		// Not after now: leases to expire or URLs to promote beyond one
+		// call's share.
+		out.Next = time.UnixMicro(us)
 	}
-	next, _ := res[1].(string)
-	if next == "" {
-		return nil, time.Time{}, nil
-	}
-	us, err := strconv.ParseInt(next, 10, 64)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redis: lease: malformed time %q", next)
-	}
-	at := time.UnixMicro(us)
-	if !at.After(now) {
-		// Leases to expire or URLs to promote beyond one call's share:
-		// ask again shortly.
-		at = now.Add(time.Millisecond)
-	}
-	return nil, at, nil
+	return out, nil
 }
 
 // dropCorrupt settles as failed the leases described by args (seven
 // settle-script arguments per lease) and returns how many it settled. A
 // failure is logged, not returned: those leases then expire, and their
 // records are met, and dropped, again.
-func (q *Queue) dropCorrupt(ctx context.Context, now time.Time, args []any) int {
+func (s *scriptQueue) dropCorrupt(ctx context.Context, now time.Time, args []any) int {
 	n := len(args) / 7
 	if n == 0 {
 		return 0
 	}
-	head := []any{q.db.prefix, micros(now), DefaultExpiryDelay.Microseconds(), n}
-	codes, err := q.db.scripts.settle.Run(ctx, q.db.client, []string{q.db.key("ready")}, append(head, args...)...).Int64Slice()
+	head := []any{s.db.prefix, micros(now), DefaultExpiryDelay.Microseconds(), n}
+	codes, err := s.db.scripts.settle.Run(ctx, s.db.client, []string{s.db.key("ready")}, append(head, args...)...).Int64Slice()
 	if err != nil {
-		q.log.Warn("redis queue: dropping unreadable URL records", "err", wrap("settle", err))
+		s.core.Logger().Warn("redis queue: dropping unreadable URL records", "err", wrap("settle", err))
 		return 0
 	}
 	dropped := 0
@@ -465,22 +338,11 @@ func (q *Queue) dropCorrupt(ctx context.Context, now time.Time, args []any) int 
 // the listener is on: see QueueOptions.NoListen), so idle workers cost one
 // script call per interval, not one each. Lost connections are waited out; other
 // errors are returned.
-func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) {
-	if !q.opts.NoListen {
-		q.bg.Start(&q.listener, q.listen)
-	}
-	return q.idle.Next(ctx, idle.Source{
-		Ctx: q.ctx, OpTimeout: q.opts.OpTimeout, PollInterval: q.opts.PollInterval, Now: q.now,
-		LeaseAt: q.LeaseAt, Unavailable: ErrUnavailable,
-		OnUnavailable: func(err error) { q.log.Warn("redis queue: waiting for the server", "err", err) },
-	})
-}
+func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) { return q.core.Next(ctx) }
 
 // Done settles l with outcome o, reading the clock from QueueOptions.Now.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	return q.DoneAt(ctx, q.now(), l, o)
+	return q.core.Done(l, o)
 }
 
 // Settlement is one lease and its outcome for DoneBatchAt, which sets Err
@@ -505,11 +367,7 @@ type Settlement struct {
 // recognizes a settle that did commit. It reports what the settlement did:
 // this queue's policy decided it, which the caller cannot see.
 func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
-	s := []Settlement{{Lease: l, Outcome: o}}
-	if err := q.DoneBatchAt(ctx, now, s); err != nil {
-		return frontier.Settlement{}, err
-	}
-	return s[0].Result, s[0].Err
+	return q.core.DoneAt(ctx, now, l, o)
 }
 
 // DoneBatchAt settles several leases at time now in one script call
@@ -517,48 +375,24 @@ func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o 
 // error only when the call failed, in which case none or all of the leases
 // were settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
-	if err := q.check(); err != nil {
-		return err
-	}
-	type planned struct {
-		i int
-		s frontier.Decision
-	}
-	var work []planned
-	for i := range batch {
-		st := &batch[i]
-		st.Err, st.Result = nil, frontier.Settlement{}
-		if st.Lease == nil {
-			st.Err = frontier.ErrForeignLease
-			continue
-		}
-		s, err := q.policy.Plan(st.Lease, st.Outcome, now)
-		if err != nil {
-			st.Err = err
-			continue
-		}
-		work = append(work, planned{i: i, s: s})
-	}
-	if len(work) == 0 {
-		return nil
-	}
-	args := []any{q.db.prefix, micros(now), DefaultExpiryDelay.Microseconds(), len(work)}
+	return queuecore.DoneBatch(q.core, ctx, now, batch)
+}
+
+// Settle runs the settle script once for the whole batch.
+func (s *scriptQueue) Settle(ctx context.Context, now time.Time, work []queuecore.Planned) ([]queuecore.Code, bool, error) {
+	args := []any{s.db.prefix, micros(now), DefaultExpiryDelay.Microseconds(), len(work)}
 	for _, w := range work {
-		l := batch[w.i].Lease
-		pol := q.polite.ReadyAt(l.Host, now)
-		if pol.Before(now) {
-			pol = now
-		}
+		l := w.Lease
 		var due int64
 		var blob []byte
-		if w.s.Requeue() {
-			due = micros(w.s.At)
+		if dbState(&w.Plan) == "q" {
+			due = micros(w.Plan.At)
 			rec := record{url: l.URL, host: l.Host, depth: l.Depth, priority: l.Priority, meta: l.Meta,
-				attempts: w.s.Attempt, fingerprint: w.s.Fingerprint, interval: w.s.Interval}
+				attempts: w.Plan.Attempt, fingerprint: w.Plan.Fingerprint, interval: w.Plan.Interval}
 			blob = rec.encode()
 		}
-		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), dbState(&w.s), due, blob,
-			micros(pol), pol.Sub(now).Microseconds())
+		args = append(args, strconv.FormatUint(l.ID, 10), urlID(l.URL), dbState(&w.Plan), due, blob,
+			micros(w.Polite), w.Polite.Sub(now).Microseconds())
 	}
 	var codes []int64
 	attempt := 0
@@ -567,118 +401,58 @@ func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settleme
 	err := retry(ctx, "settle", func() error {
 		attempt++
 		var err error
-		codes, err = q.db.scripts.settle.Run(ctx, q.db.client, []string{q.db.key("ready")}, args...).Int64Slice()
+		codes, err = s.db.scripts.settle.Run(ctx, s.db.client, []string{s.db.key("ready")}, args...).Int64Slice()
 		if err == nil && len(codes) != len(work) {
 			err = fmt.Errorf("%d codes for %d leases", len(codes), len(work))
 		}
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for k, w := range work {
-		st := &batch[w.i]
-		switch codes[k] {
-		case 0:
-		case 2:
-			if attempt == 1 {
-				st.Err = fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, st.Lease.URL)
-				continue
-			}
-			// A retry found the settle of an earlier attempt applied.
-		default:
-			delete(q.leases, st.Lease.ID)
-			st.Err = fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, st.Lease.URL)
-			continue
-		}
-		delete(q.leases, st.Lease.ID)
-		st.Result = w.s.Settlement
-		switch st.Outcome.Kind {
-		case frontier.OutcomeSuccess:
-			q.stats.Succeeded++
-		case frontier.OutcomeNotModified:
-			q.stats.NotModified++
-		case frontier.OutcomeRetry:
-			if w.s.Kind == frontier.SettlementGivenUp {
-				q.stats.Failed++
-				q.stats.Dropped++
-			} else {
-				q.stats.Retried++
-			}
-		case frontier.OutcomeFailed:
-			q.stats.Failed++
-		}
-		if w.s.Kind == frontier.SettlementRecrawl {
-			q.stats.Recrawls++
-		}
+	out := make([]queuecore.Code, len(codes))
+	for i, c := range codes {
+		out[i] = queuecore.CodeOf(c)
 	}
-	return nil
+	return out, attempt > 1, nil
 }
 
 // Extend prolongs l to ttl from now (QueueOptions.Now).
-func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	return q.ExtendAt(ctx, q.now(), l, ttl)
-}
+func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error { return q.core.Extend(l, ttl) }
 
 // ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.
 // It returns frontier.ErrLeaseExpired if the lease ran out before now, and
 // frontier.ErrLeaseSettled if it was settled.
 func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, ttl time.Duration) error {
-	if err := q.check(); err != nil {
-		return err
-	}
-	if l == nil {
-		return frontier.ErrForeignLease
-	}
-	expires := time.UnixMicro(micros(now.Add(max(ttl, 0))))
+	return q.core.ExtendAt(ctx, now, l, ttl)
+}
+
+// Extend runs the extend script.
+func (s *scriptQueue) Extend(ctx context.Context, now time.Time, l *frontier.Lease, expires time.Time) (queuecore.Code, error) {
 	var code int64
 	err := retry(ctx, "extend", func() error {
 		var err error
-		code, err = q.db.scripts.extend.Run(ctx, q.db.client, []string{q.db.key("ready")},
-			q.db.prefix, micros(now), strconv.FormatUint(l.ID, 10), micros(expires), urlID(l.URL)).Int64()
+		code, err = s.db.scripts.extend.Run(ctx, s.db.client, []string{s.db.key("ready")},
+			s.db.prefix, micros(now), strconv.FormatUint(l.ID, 10), micros(expires), urlID(l.URL)).Int64()
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	switch code {
-	case 0:
-	case 2:
-		return fmt.Errorf("%w: %s", frontier.ErrLeaseSettled, l.URL)
-	default:
-		return fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, l.URL)
-	}
-	l.Expires = expires
-	q.mu.Lock()
-	if _, mine := q.leases[l.ID]; mine {
-		q.leases[l.ID] = expires
-	}
-	q.mu.Unlock()
-	return nil
+	return queuecore.CodeOf(code), err
 }
 
 // BlockHost keeps host from being leased before until, for every process.
 // Blocks only extend: an earlier until than the current block is ignored.
 // Unlike frontier.Frontier's, blocks are stored. Errors are logged.
-func (q *Queue) BlockHost(host string, until time.Time) {
-	ctx, cancel := q.opContext()
-	defer cancel()
-	if err := q.BlockHostAt(ctx, host, until); err != nil {
-		q.log.Warn("redis queue: blocking host", "host", host, "err", err)
-	}
-}
+func (q *Queue) BlockHost(host string, until time.Time) { q.core.BlockHost(host, until) }
 
 // BlockHostAt is BlockHost with a context and an error.
 func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) error {
-	if err := q.check(); err != nil {
-		return err
-	}
+	return q.core.BlockHostAt(ctx, host, until)
+}
+
+// Block runs the block script.
+func (s *scriptQueue) Block(ctx context.Context, host string, until time.Time) error {
 	return retry(ctx, "block host", func() error {
-		return q.db.scripts.block.Run(ctx, q.db.client, []string{q.db.key("ready")}, q.db.prefix, host, micros(until)).Err()
+		return s.db.scripts.block.Run(ctx, s.db.client, []string{s.db.key("ready")}, s.db.prefix, host, micros(until)).Err()
 	})
 }
 
@@ -687,40 +461,25 @@ func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) e
 // unsettled, unexpired leases) and the crawl's shared counts: Hosts with
 // queued URLs or a lease, InMemory URLs queued on the server (not leased)
 // and Delayed of them not yet due.
-func (q *Queue) Stats() frontier.Stats {
-	now := q.now()
-	q.mu.Lock()
-	s := q.stats
-	for id, exp := range q.leases {
-		if !exp.After(now) {
-			delete(q.leases, id)
-		}
-	}
-	s.Leased = len(q.leases)
-	q.mu.Unlock()
-	if q.check() != nil {
-		return s
-	}
-	ctx, cancel := context.WithTimeout(q.ctx, min(q.opts.OpTimeout, 5*time.Second))
-	defer cancel()
+func (q *Queue) Stats() frontier.Stats { return q.core.Stats() }
+
+// Counts reads the crawl's counters and key sizes in one round trip.
+func (s *scriptQueue) Counts(ctx context.Context, now time.Time) (queuecore.Counts, error) {
 	var queued *goredis.StringCmd
 	var delayed, ready, leased *goredis.IntCmd
-	_, err := q.db.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		queued = p.HGet(ctx, q.db.key("n"), "q")
-		delayed = p.ZCard(ctx, q.db.key("dl"))
-		ready = p.ZCard(ctx, q.db.key("ready"))
-		leased = p.HLen(ctx, q.db.key("hl"))
+	_, err := s.db.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		queued = p.HGet(ctx, s.db.key("n"), "q")
+		delayed = p.ZCard(ctx, s.db.key("dl"))
+		ready = p.ZCard(ctx, s.db.key("ready"))
+		leased = p.HLen(ctx, s.db.key("hl"))
 		return nil
 	})
 	if err != nil && !errors.Is(err, goredis.Nil) {
-		q.log.Warn("redis queue: counting", "err", wrap("stats", err))
-		return s
+		return queuecore.Counts{}, wrap("stats", err)
 	}
 	nq, _ := queued.Int()
-	s.Delayed = int(delayed.Val())
-	s.InMemory = nq + s.Delayed
-	s.Hosts = int(ready.Val() + leased.Val())
-	return s
+	d := int(delayed.Val())
+	return queuecore.Counts{Hosts: int(ready.Val() + leased.Val()), Queued: nq + d, Delayed: d}, nil
 }
 
 // Deduplicates reports that Add drops URLs the queue holds or has
@@ -732,14 +491,15 @@ func (q *Queue) Deduplicates() bool { return true }
 // and replaced.
 const listenCheck = 30 * time.Second
 
-// listen runs the listener until the Queue or the DB closes: a
+// Listen runs the listener until ctx ends (the Queue or the DB closes): a
 // subscription to the crawl's "added" channel whose every message, and
-// every (re)subscription, wakes this handle's waiting Next calls. The
-// client reopens a lost connection, and subscribes again, at the next
-// receive, which comes after a pause that doubles from 100 ms to 5 s.
-func (q *Queue) listen() {
-	ps := q.db.client.Subscribe(q.ctx, q.db.key("added"))
-	stop := context.AfterFunc(q.ctx, func() { ps.Close() }) // ends a blocked receive
+// every (re)subscription, wakes g. The client reopens a lost connection,
+// and subscribes again, at the next receive, which comes after a pause that
+// doubles from 100 ms to 5 s.
+func (s *scriptQueue) Listen(ctx context.Context, g *idle.Gate) {
+	log := s.core.Logger()
+	ps := s.db.client.Subscribe(ctx, s.db.key("added"))
+	stop := context.AfterFunc(ctx, func() { ps.Close() }) // ends a blocked receive
 	defer func() {
 		if stop() {
 			ps.Close()
@@ -747,8 +507,8 @@ func (q *Queue) listen() {
 	}()
 	pause := idle.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
-		msg, err := ps.ReceiveTimeout(q.ctx, listenCheck)
-		if q.ctx.Err() != nil {
+		msg, err := ps.ReceiveTimeout(ctx, listenCheck)
+		if ctx.Err() != nil {
 			return
 		}
 		var nerr net.Error
@@ -756,22 +516,22 @@ func (q *Queue) listen() {
 		case *goredis.Subscription:
 			if m.Kind == "subscribe" {
 				pause.Reset()
-				q.idle.Listening()
+				g.Listening()
 			}
 		case *goredis.Message:
-			q.idle.Wake()
+			g.Wake()
 		}
 		switch {
 		case err == nil:
 		case errors.As(err, &nerr) && nerr.Timeout():
 			// Quiet: ask the server for a pong, which fails, and so
 			// replaces the connection, if it is gone.
-			if err := ps.Ping(q.ctx); err != nil && q.ctx.Err() == nil {
-				q.log.Warn("redis queue: listener ping failed", "err", err)
+			if err := ps.Ping(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("redis queue: listener ping failed", "err", err)
 			}
 		default:
-			q.log.Warn("redis queue: listener lost, polling until it is back", "err", err, "retry_in", pause.Current())
-			if !pause.Wait(q.ctx) {
+			log.Warn("redis queue: listener lost, polling until it is back", "err", err, "retry_in", pause.Current())
+			if !pause.Wait(ctx) {
 				return
 			}
 		}
