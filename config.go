@@ -306,9 +306,11 @@ type Config struct {
 	Render *RenderConfig
 
 	// Handler is called for every fetched page, from the worker that
-	// fetched it. An error puts the URL back to be fetched again later
+	// fetched it, before the page's links are queued: it may select in
+	// the page (Page.Find, Each), skip links (Link.Skip) and add URLs
+	// (Page.Enqueue). An error puts the URL back to be fetched again later
 	// (up to the frontier's attempt limit), so a failing store loses
-	// nothing.
+	// nothing; the page's links are queued all the same.
 	Handler Handler
 	// Sink, if set, receives every fetch as well, after Handler (for
 	// example a WARCSink).
