@@ -250,6 +250,15 @@ type Config struct {
 	// non-empty AllowURLs, is not fetched (ReasonFilter), redirect
 	// targets included. Glob writes a pattern in shell style.
 	AllowURLs, DenyURLs []*regexp.Regexp
+	// Proxy, if set, sends the crawl's requests (pages, robots.txt,
+	// sitemaps) through proxies, chosen per request as http.Transport's
+	// Proxy does: http.ProxyURL for one, http.ProxyFromEnvironment for
+	// HTTP_PROXY/NO_PROXY, fetch.RotateProxies or fetch.ProxyPerHost for
+	// several (HTTP, HTTPS and SOCKS5 proxy URLs). The address guard still
+	// checks each target before it is handed to the proxy, by the target's
+	// own DNS answers; the proxy resolves the name again itself, which the
+	// guard cannot see (see fetch.Config.Transport).
+	Proxy func(*http.Request) (*url.URL, error)
 	// MaxRequestsPerSecond caps the requests of the whole crawl (pages,
 	// redirect hops, robots.txt files, sitemaps), across hosts, on top of
 	// each host's politeness; zero means no cap. For a crawl that must

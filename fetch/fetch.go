@@ -102,6 +102,14 @@ type Config struct {
 	// (GotConn) and closes it before the request is written, which only
 	// works for RoundTrippers that report connections.
 	Transport http.RoundTripper
+	// Proxy, if set, chooses the proxy of each request as
+	// http.Transport.Proxy does (http.ProxyFromEnvironment honours
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY; RotateProxies and
+	// ProxyPerHost spread requests over several), on the Fetcher's own
+	// transport or a clone of Transport. HTTP, HTTPS and SOCKS5 proxy URLs
+	// work. The guard checks what the proxy is asked to reach, as the
+	// Transport doc above says.
+	Proxy func(*http.Request) (*url.URL, error)
 	// ShareConns, if set, makes this Fetcher send its requests over that
 	// Fetcher's connection pool instead of a pool of its own, so that, for
 	// example, a robots.txt fetch and the page fetches after it use one
@@ -386,6 +394,9 @@ func New(cfg Config) (*Fetcher, error) {
 	default:
 		f.client.Transport = rt
 		f.traceGuard = f.guard != nil
+	}
+	if f.transport != nil && cfg.Proxy != nil {
+		f.transport.Proxy = cfg.Proxy
 	}
 	if f.transport != nil {
 		f.transport.DialContext = d.DialContext
