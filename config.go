@@ -250,6 +250,21 @@ type Config struct {
 	// non-empty AllowURLs, is not fetched (ReasonFilter), redirect
 	// targets included. Glob writes a pattern in shell style.
 	AllowURLs, DenyURLs []*regexp.Regexp
+	// HostHeader adds headers to the page requests of one host (keyed by
+	// host as urlnorm.Host gives it: lower case, default port dropped),
+	// for an API key or an Authorization (see BasicAuth, BearerAuth).
+	// They are not sent with a redirect to another host.
+	HostHeader map[string]http.Header
+	// BeforeRequest, if set, sees each page request before it is sent:
+	// it may change its headers, or return ErrSkip to leave the URL
+	// unfetched (ReasonSkipped); another error puts the URL back to be
+	// fetched later, like a Handler error.
+	BeforeRequest func(ctx context.Context, r *Request) error
+	// OnError, if set, hears of every page fetch that got no answer (a
+	// network error, a timeout, the address guard, a body over its
+	// limit), with the fetch's error; the URL's Reason is counted as
+	// always. The Handler sees every answer, whatever its status.
+	OnError func(ctx context.Context, url string, err error)
 	// Proxy, if set, sends the crawl's requests (pages, robots.txt,
 	// sitemaps) through proxies, chosen per request as http.Transport's
 	// Proxy does: http.ProxyURL for one, http.ProxyFromEnvironment for
@@ -387,6 +402,15 @@ func (c Config) withDefaults() (Config, error) {
 		for _, v := range vs {
 			if i := badHeaderByte(v); i >= 0 {
 				return c, fmt.Errorf("%w: Header %q has a control byte %q at %d", ErrConfig, k, v[i], i)
+			}
+		}
+	}
+	for host, h := range c.HostHeader {
+		for k, vs := range h {
+			for _, v := range vs {
+				if i := badHeaderByte(v); i >= 0 {
+					return c, fmt.Errorf("%w: HostHeader[%q] %q has a control byte %q at %d", ErrConfig, host, k, v[i], i)
+				}
 			}
 		}
 	}

@@ -23,6 +23,16 @@ var errRobots = errors.New("crawlkit: disallowed by robots.txt")
 // with res.err (or res.gate, for a redirect the gate refused) set. ok is
 // false when the work was abandoned: ctx ended, or MaxPages was reached.
 func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool, res *result) (p *Page, ok bool) {
+	header, skip, err := cr.beforeRequest(ctx, l.URL, l.Host, l.Depth, pageData(l))
+	switch {
+	case skip != reasonNone:
+		res.gate = skip
+		return nil, true
+	case err != nil:
+		res.handlerErr = err
+		cr.cfg.Logger.Warn("BeforeRequest failed; the URL will be fetched again", "url", l.URL, "err", err)
+		return nil, true
+	}
 	// MaxPages counts responses to requests for pages robots.txt allows,
 	// not leases, nor requests that got no response.
 	if cr.pages != nil && !cr.pages.acquire() {
@@ -34,7 +44,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 		f = cr.mediaFetcher
 	}
 	fetched := cr.cfg.Now()
-	resp, err := f.Do(context.WithValue(ctx, leaseKey{}, &leaseWork{url: l.URL, res: res}), &fetch.Request{URL: l.URL})
+	resp, err := f.Do(context.WithValue(ctx, leaseKey{}, &leaseWork{url: l.URL, res: res}), &fetch.Request{URL: l.URL, Header: header})
 	if cr.pages != nil {
 		cr.pages.release(gotResponse(err))
 	}
@@ -43,6 +53,9 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 			return nil, false
 		}
 		res.err = err
+		if !errors.Is(err, fetch.ErrNotModified) && !errors.Is(err, errGated) {
+			cr.onError(ctx, l.URL, err)
+		}
 		if errors.Is(err, fetch.ErrNotModified) {
 			cr.stats.fetched.Add(1)
 		}
