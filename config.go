@@ -250,6 +250,12 @@ type Config struct {
 	// non-empty AllowURLs, is not fetched (ReasonFilter), redirect
 	// targets included. Glob writes a pattern in shell style.
 	AllowURLs, DenyURLs []*regexp.Regexp
+	// Cookies keeps the cookies sites set, per crawl, in memory
+	// (net/http/cookiejar with the public suffix list), and sends them
+	// back as a browser would, so that a site that needs a session cookie
+	// can be crawled. Off by default: a crawler usually should not be
+	// tracked from page to page. They are not kept across Runs.
+	Cookies bool
 	// HostHeader adds headers to the page requests of one host (keyed by
 	// host as urlnorm.Host gives it: lower case, default port dropped),
 	// for an API key or an Authorization (see BasicAuth, BearerAuth).

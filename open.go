@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 
 	"github.com/crawlkit/crawlkit/bloom"
@@ -17,6 +18,7 @@ import (
 	"github.com/crawlkit/crawlkit/storage/pebble"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Opening and closing a Run: the stores of the DataDir and the components
@@ -102,13 +104,22 @@ func (cr *Crawler) open() error {
 		MaxRetries: -1,
 	}
 	var err error
+	if cfg.Cookies {
+		// Each registrable domain keeps its own cookies: the public
+		// suffix list stops a site from setting them for "co.uk".
+		jar, err := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
+		if err != nil {
+			return fmt.Errorf("crawlkit: cookie jar: %w", err)
+		}
+		base.Client = &http.Client{Jar: jar}
+	}
 	if cr.fetcher, err = fetch.New(base); err != nil {
 		return fmt.Errorf("crawlkit: %w", err)
 	}
 	// Media and robots.txt fetches go over the page fetcher's connections:
 	// a host's robots.txt and its first page then share one connection.
 	media := base
-	media.ShareConns = cr.fetcher
+	media.ShareConns, media.Client = cr.fetcher, nil
 	media.MaxBodyBytes = cfg.MaxMediaBytes
 	media.Header = cfg.Header.Clone()
 	if cr.mediaFetcher, err = fetch.New(media); err != nil {
@@ -129,7 +140,7 @@ func (cr *Crawler) open() error {
 	// Retry-After recorded for the page fetches would only keep the
 	// frontier from settling the host's URLs.
 	rb := base
-	rb.ShareConns = cr.fetcher
+	rb.ShareConns, rb.Client = cr.fetcher, nil
 	rb.Check = nil
 	rpc := politenessConfig(cfg)
 	rpc.MaxConcurrent = 1
