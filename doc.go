@@ -43,6 +43,10 @@
 // politeness clocks and blocks, the trap detector's learning) in the
 // DataDir, and sharedstate.go shares the trap learning through a
 // StateStore; userqueue.go calls a user's Queue with its panics recovered.
+// For the Handler: pagehtml.go (CSS selection), enqueue.go (URLs it
+// adds), hooks.go (per-host headers, BeforeRequest, OnError), filter.go
+// (allow and deny patterns, the global rate cap), jsonlsink.go and
+// csvwriter.go (outputs).
 //
 // # The Crawler
 //
