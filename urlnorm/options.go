@@ -260,42 +260,9 @@ var crawlerProfile = Options{
 // profile can merge pages that differ. Use it for deduplication only
 // where that is acceptable.
 func Aggressive() Options {
-	o := aggressiveProfile
-	o.DropParams = DefaultDropParams()
+	o := Crawler()
+	o.LowercasePath, o.RemoveTrailingSlash, o.RemoveDirectoryIndex = true, true, true
 	return o
-}
-
-// aggressiveProfile is the profile Aggressive returns. It is never
-// modified nor handed out (its DropParams would be shared).
-var aggressiveProfile = Options{
-	AddDefaultScheme:        true,
-	RemoveUserinfo:          true,
-	LowercaseHost:           true,
-	DecodeHostEscapes:       true,
-	IDNToPunycode:           true,
-	CanonicalIPv4:           true,
-	CanonicalIPv6:           true,
-	RemoveHostTrailingDot:   true,
-	RemoveDefaultPort:       true,
-	RemoveEmptyPort:         true,
-	UppercaseEscapes:        true,
-	DecodeUnreservedEscapes: true,
-	QueryEscapes:            true,
-	EncodeInvalidChars:      true,
-	EncodeQueryApostrophe:   true,
-	EscapeStrayPercent:      true,
-	EmptyPathToSlash:        true,
-	RemoveDotSegments:       true,
-	RemoveDuplicateSlashes:  true,
-	LowercasePath:           true,
-	RemoveTrailingSlash:     true,
-	RemoveDirectoryIndex:    true,
-	RemoveEmptyQuery:        true,
-	SortQuery:               true,
-	RemoveEmptyParams:       true,
-	RemoveEmptyParamValue:   true,
-	DropParams:              DefaultDropParams(),
-	RemoveFragment:          true,
 }
 
 // SafeBrowsing is the canonicalization of Google Safe Browsing ("URLs
