@@ -23,7 +23,8 @@ var errRobots = errors.New("crawlkit: disallowed by robots.txt")
 // with res.err (or res.gate, for a redirect the gate refused) set. ok is
 // false when the work was abandoned: ctx ended, or MaxPages was reached.
 func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool, res *result) (p *Page, ok bool) {
-	header, skip, err := cr.beforeRequest(ctx, l.URL, l.Host, l.Depth, pageData(l))
+	data := pageData(l)
+	header, skip, err := cr.beforeRequest(ctx, l.URL, l.Host, l.Depth, data)
 	switch {
 	case skip != reasonNone:
 		res.gate = skip
@@ -53,7 +54,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 			return nil, false
 		}
 		res.err = err
-		if !errors.Is(err, fetch.ErrNotModified) && !errors.Is(err, errGated) {
+		if !errors.Is(err, fetch.ErrNotModified) && !errors.Is(err, errGated) && !errors.Is(err, fetch.ErrHostBlocked) {
 			cr.onError(ctx, l.URL, err)
 		}
 		if errors.Is(err, fetch.ErrNotModified) {
@@ -84,7 +85,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 		FinalURL:      resp.FinalURL.String(),
 		Depth:         l.Depth,
 		Attempt:       l.Attempt,
-		Data:          pageData(l),
+		Data:          data,
 		StatusCode:    resp.StatusCode,
 		Header:        resp.Header,
 		ContentType:   resp.ContentType,

@@ -2,6 +2,7 @@ package crawlkit
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/crawlkit/crawlkit/frontier"
@@ -14,9 +15,7 @@ import (
 // expiring), and logs it with its stack where the method returns none.
 type guardedQueue struct {
 	q      Queue
-	logger interface {
-		Error(msg string, args ...any)
-	}
+	logger *slog.Logger
 }
 
 func (g guardedQueue) recovered(err *error) {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -58,19 +57,4 @@ func (s *StateStore) UpdateState(ctx context.Context, name string, update func(o
 		return fmt.Errorf("postgres: state %s: %w", name, err)
 	}
 	return nil
-}
-
-// State returns the record name, or ok false when there is none.
-func (s *StateStore) State(ctx context.Context, name string) (value []byte, ok bool, err error) {
-	if s.db.isClosed() {
-		return nil, false, ErrClosed
-	}
-	err = s.db.pool.QueryRow(ctx, "SELECT value FROM state WHERE name = $1", name).Scan(&value)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && len(value) == 0 {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("postgres: state %s: %w", name, err)
-	}
-	return value, true, nil
 }
