@@ -47,6 +47,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crawlkit/crawlkit/internal/kitrun"
+
 	"github.com/crawlkit/crawlkit/bloom"
 )
 
@@ -97,7 +99,7 @@ func Run(t *testing.T, open Opener) {
 // opened is a Store the kit has not closed yet.
 type opened struct {
 	Store
-	closed bool
+	closer *kitrun.Closer
 }
 
 func openStore(t *testing.T, open Opener, dir string) *opened {
@@ -106,27 +108,13 @@ func openStore(t *testing.T, open Opener, dir string) *opened {
 	if s.Keys == nil {
 		t.Fatal("Opener returned a Store with nil Keys")
 	}
-	t.Cleanup(func() {
-		if !s.closed && s.Close != nil {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		}
-	})
+	s.closer = kitrun.NewCloser(t, s.Close)
 	return s
 }
 
 func (s *opened) close(t *testing.T) {
 	t.Helper()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	if s.Close != nil {
-		if err := s.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	}
+	s.closer.Close(t)
 }
 
 // reopen closes s and opens its dir again.

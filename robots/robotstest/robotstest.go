@@ -52,6 +52,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlkit/crawlkit/internal/kitrun"
+
 	"github.com/crawlkit/crawlkit/robots"
 )
 
@@ -96,7 +98,7 @@ var ctx = context.Background()
 // opened is a Store the kit has not closed yet.
 type opened struct {
 	Store
-	closed bool
+	closer *kitrun.Closer
 }
 
 func openStore(t *testing.T, open Opener, dir string) *opened {
@@ -105,27 +107,13 @@ func openStore(t *testing.T, open Opener, dir string) *opened {
 	if s.Records == nil {
 		t.Fatal("Opener returned a Store with nil Records")
 	}
-	t.Cleanup(func() {
-		if !s.closed && s.Close != nil {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		}
-	})
+	s.closer = kitrun.NewCloser(t, s.Close)
 	return s
 }
 
 func (s *opened) close(t *testing.T) {
 	t.Helper()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	if s.Close != nil {
-		if err := s.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	}
+	s.closer.Close(t)
 }
 
 func reopen(t *testing.T, open Opener, dir string, s *opened) *opened {

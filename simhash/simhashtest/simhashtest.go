@@ -78,6 +78,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/crawlkit/crawlkit/internal/kitrun"
+
 	"github.com/crawlkit/crawlkit/simhash"
 )
 
@@ -124,7 +126,7 @@ func Run(t *testing.T, open Opener) {
 // opened is a Store the kit has not closed yet.
 type opened struct {
 	Store
-	closed bool
+	closer *kitrun.Closer
 }
 
 // openStore opens dir and arranges for the store to be closed when the
@@ -135,27 +137,13 @@ func openStore(t *testing.T, open Opener, dir string) *opened {
 	if s.Tables == nil {
 		t.Fatal("Opener returned a Store with nil Tables")
 	}
-	t.Cleanup(func() {
-		if !s.closed && s.Close != nil {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		}
-	})
+	s.closer = kitrun.NewCloser(t, s.Close)
 	return s
 }
 
 func (s *opened) close(t *testing.T) {
 	t.Helper()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	if s.Close != nil {
-		if err := s.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	}
+	s.closer.Close(t)
 }
 
 // reopen closes s and opens its dir again.

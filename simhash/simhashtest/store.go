@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crawlkit/crawlkit/internal/kitrun"
+
 	"github.com/crawlkit/crawlkit/simhash"
 )
 
@@ -59,7 +61,7 @@ func RunStore(t *testing.T, open EntryOpener) {
 
 type openedEntries struct {
 	EntryStore
-	closed bool
+	closer *kitrun.Closer
 }
 
 func openEntries(t *testing.T, open EntryOpener, dir string) *openedEntries {
@@ -68,27 +70,13 @@ func openEntries(t *testing.T, open EntryOpener, dir string) *openedEntries {
 	if s.Entries == nil {
 		t.Fatal("EntryOpener returned an EntryStore with nil Entries")
 	}
-	t.Cleanup(func() {
-		if !s.closed && s.Close != nil {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		}
-	})
+	s.closer = kitrun.NewCloser(t, s.Close)
 	return s
 }
 
 func (s *openedEntries) close(t *testing.T) {
 	t.Helper()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	if s.Close != nil {
-		if err := s.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	}
+	s.closer.Close(t)
 }
 
 func putEntries(t *testing.T, s simhash.Store, es ...simhash.Entry) {
