@@ -80,8 +80,8 @@ type Queue interface {
 // text, detects near-duplicates, hands pages to the Handler and feeds links
 // back through normalization, trap detection, scope and the seen set.
 //
-// Create one with New and call Run once. Stats, StatsHandler and
-// MetricsHandler may be used while it runs.
+// Create one with New and call Run once. Stats and StatsHandler may be
+// used while it runs (package metrics serves them to Prometheus).
 type Crawler struct {
 	cfg   Config
 	token string

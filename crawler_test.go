@@ -21,6 +21,7 @@ import (
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/metrics"
 	"github.com/crawlkit/crawlkit/warc"
 )
 
@@ -364,7 +365,7 @@ func TestRunTwiceAndStatsHandlers(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	c.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	metrics.Handler(c).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body := rec.Body.String()
 	for _, want := range []string{`crawlkit_urls_total{outcome="fetched"}`, "crawlkit_queue_urls", `crawlkit_hosts{state="discovered"} 3`} {
 		if !strings.Contains(body, want) {

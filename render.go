@@ -36,7 +36,7 @@ const DefaultRenderConcurrency = 2
 // A RenderConfig may be shared by several Crawlers; they then share its
 // concurrency limit and its Stats.
 type RenderConfig struct {
-	// Renderer renders the routed pages; required. A *render.Chromium is
+	// Renderer renders the routed pages; required. A *chromium.Browser (package render/chromium) is
 	// the usual one: give it the same AllowCIDRs as Config.AllowPrivate.
 	// The caller closes it after Run (like Config.Queue), so one browser
 	// can serve several crawls.

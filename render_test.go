@@ -12,6 +12,7 @@ import (
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/render"
+	"github.com/crawlkit/crawlkit/render/chromium"
 )
 
 // renderCrawl crawls crawltest's JavaScript site from its home page, with
@@ -63,7 +64,7 @@ func renderCrawl(t *testing.T, web *crawltest.Web, rc *crawlkit.RenderConfig) []
 // ones, and the guard refuses the leak page's private requests before
 // anything connects.
 func TestCrawlRendersJSPages(t *testing.T) {
-	if render.FindBrowser() == "" {
+	if chromium.FindBrowser() == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("Chromium is required under CI=true (apt-get install chromium)")
 		}
@@ -89,17 +90,17 @@ func TestCrawlRendersJSPages(t *testing.T) {
 		}
 	}
 
-	chromium, err := render.New(render.Config{UserAgent: testAgent, AllowCIDRs: loopback, Tabs: 2})
+	browser, err := chromium.New(chromium.Config{UserAgent: testAgent, AllowCIDRs: loopback, Tabs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer chromium.Close()
+	defer browser.Close()
 	web.ResetReport()
 	before := web.JSReport()
 	var mu sync.Mutex
 	rendered := map[string]bool{}
 	rc := &crawlkit.RenderConfig{
-		Renderer:    chromium,
+		Renderer:    browser,
 		Concurrency: 2,
 		OnRender: func(p *crawlkit.Page, res *render.Result, err error) {
 			if err != nil {

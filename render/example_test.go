@@ -1,9 +1,7 @@
 package render_test
 
 import (
-	"context"
 	"fmt"
-	"log"
 
 	"github.com/crawlkit/crawlkit/render"
 )
@@ -29,25 +27,4 @@ model now also takes the server's response time into account, as Heritrix does.<
 	// article: no render: none (text 219, scripts 0, links 2)
 	// react shell: render: empty-root+little-text (text 0, scripts 1, links 0)
 	// noscript: render: noscript+little-text (text 0, scripts 1, links 0)
-}
-
-// A renderer drives a local Chromium; every request of the page goes
-// through the Fetcher (here a default fetch.Fetcher built from UserAgent,
-// with the address guard on). Close stops the browser.
-func ExampleChromium() {
-	r, err := render.New(render.Config{UserAgent: "examplebot/1.0 (+https://example.com/bot)"})
-	if err != nil {
-		log.Fatal(err) // render.ErrNoBrowser without Chromium
-	}
-	defer r.Close()
-	res, err := r.Render(context.Background(), &render.Request{
-		URL:  "https://example.com/app",
-		Body: []byte(`<div id="root"></div><script>root.innerHTML = '<a href="/inbox">Inbox</a>'</script>`),
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, l := range res.Document.Links {
-		fmt.Println(l.URL)
-	}
 }

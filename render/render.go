@@ -8,27 +8,9 @@
 // many scripts, an empty application root such as <div id="root"></div>, a
 // noscript "enable JavaScript" message, the markers of client-side
 // frameworks) and why; the crawler sends only those pages to a Renderer, with
-// a concurrency limit of its own.
-//
-// Chromium is the Renderer that drives an installed Chromium over the DevTools
-// protocol (github.com/chromedp/chromedp). It keeps a pool of tabs of bounded
-// size, bounds each render in time, in bytes loaded and in subresource
-// requests, and it gives the browser no network of its own: every request a
-// page makes is paused by the DevTools Fetch domain and answered by the
-// caller's Fetcher (normally a *fetch.Fetcher), so the address guard, the
-// robots.txt and scope check and the per-host politeness of the crawl apply to
-// the browser exactly as they apply to plain fetches. The page being rendered
-// is answered from the body the crawler already fetched, so rendering costs no
-// second request for it. Requests that are refused are reported in
-// Result.Blocked with the reason. As a second line of defence, the browser is
-// started with a proxy that is a local sink which answers nothing, so a
-// connection that escaped interception (a WebSocket, a preconnect, the
-// browser's own background services) reaches nothing.
-//
-// A render ends once the page has loaded and then, for Config.Settle, no
-// request was in flight, no short timer (setTimeout up to 1 s) pending and
-// the DOM unchanged; or at Config.Timeout, when the DOM is taken as it is
-// and the Result marked Truncated.
+// a concurrency limit of its own. The Renderer that drives a browser,
+// chromium.Browser, lives in package render/chromium, so that a crawler
+// that renders nothing does not link the DevTools protocol.
 //
 // The package lives at the top level rather than under fetch: it consumes the
 // fetcher (through the small Fetcher interface) and the extractor, and it
@@ -48,7 +30,7 @@ import (
 
 // Errors returned by the package, matchable with errors.Is.
 var (
-	// ErrNoBrowser is returned by New when no Chromium executable is found.
+	// ErrNoBrowser is returned by chromium.New when no Chromium executable is found.
 	ErrNoBrowser = errors.New("render: no Chromium executable found")
 	// ErrClosed is returned by Render after Close.
 	ErrClosed = errors.New("render: renderer closed")
@@ -64,11 +46,11 @@ var (
 	// exited on its own (a crash, a kill for lack of memory) during the
 	// render, or exited earlier and a new one could not be started yet.
 	// The render may be tried again: a later one starts a new browser
-	// (see Chromium).
+	// (see chromium.Browser).
 	ErrBrowserExited = errors.New("render: browser process exited")
 )
 
-// Renderer renders pages. Chromium is the implementation; a test may supply
+// Renderer renders pages. chromium.Browser is the implementation; a test may supply
 // its own.
 type Renderer interface {
 	Render(ctx context.Context, req *Request) (*Result, error)
@@ -174,5 +156,5 @@ type Blocked struct {
 	Err error
 }
 
-// maxBlocked bounds Result.Blocked.
-const maxBlocked = 256
+// MaxBlocked bounds Result.Blocked.
+const MaxBlocked = 256

@@ -16,6 +16,7 @@ import (
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/metrics"
 )
 
 // Node is one crawler process of a distributed crawl. Create it with
@@ -77,7 +78,7 @@ func (n *Node) Crawler() *crawlkit.Crawler { return n.crawler }
 func (n *Node) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/stats", n.crawler.StatsHandler())
-	mux.Handle("/metrics", n.crawler.MetricsHandler())
+	mux.Handle("/metrics", metrics.Handler(n.crawler))
 	mux.HandleFunc("/queue", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(n.QueueStats())

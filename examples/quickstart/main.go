@@ -42,6 +42,7 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
+	"github.com/crawlkit/crawlkit/metrics"
 	"github.com/crawlkit/crawlkit/warc"
 )
 
@@ -178,7 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer dash.Close()
 		mux := http.NewServeMux()
 		mux.Handle("/stats", c.StatsHandler())
-		mux.Handle("/metrics", c.MetricsHandler())
+		mux.Handle("/metrics", metrics.Handler(c))
 		mux.Handle("/", dash)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)

@@ -1,4 +1,4 @@
-package render
+package chromium
 
 import (
 	"context"
@@ -16,18 +16,19 @@ import (
 	"github.com/chromedp/cdproto/network"
 
 	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/render"
 )
 
-// maxNavigations bounds Result.Navigations.
+// maxNavigations bounds render.Result.Navigations.
 const maxNavigations = 64
 
 // renderState is the interception state of one render: every request the
 // page makes while it is current in its tab is decided here.
 type renderState struct {
 	ctx     context.Context // ends with the render; bounds the Fetcher's calls
-	c       *Chromium
-	req     *Request
-	fetcher Fetcher
+	c       *Browser
+	req     *render.Request
+	fetcher render.Fetcher
 	wg      sync.WaitGroup // fetches in progress
 
 	mu           sync.Mutex
@@ -39,7 +40,7 @@ type renderState struct {
 	requests     int
 	skipped      int
 	bytes        int64
-	blocked      []Blocked
+	blocked      []render.Blocked
 	blockedTotal int
 	navigations  []string
 	truncated    bool
@@ -48,7 +49,7 @@ type renderState struct {
 	wake         chan struct{} // signalled on every change of inflight
 }
 
-func newRenderState(ctx context.Context, c *Chromium, req *Request) *renderState {
+func newRenderState(ctx context.Context, c *Browser, req *render.Request) *renderState {
 	f := req.Fetcher
 	if f == nil {
 		f = c.fetcher
@@ -80,7 +81,7 @@ func (st *renderState) handle(t *tab, ev *cdpfetch.EventRequestPaused) {
 		if method == http.MethodGet && len(st.navigations) < maxNavigations {
 			st.navigations = append(st.navigations, rawURL)
 		}
-		st.blockLocked(rawURL, method, ev.ResourceType, ReasonNavigation, nil)
+		st.blockLocked(rawURL, method, ev.ResourceType, render.ReasonNavigation, nil)
 		st.mu.Unlock()
 		// A 204 answer to a navigation leaves the current document in
 		// place (a failed one would replace it with an error page).
@@ -95,7 +96,7 @@ func (st *renderState) handle(t *tab, ev *cdpfetch.EventRequestPaused) {
 	}
 	reason, err := st.precheck(rawURL, method)
 	if reason == "" && st.requests >= st.c.cfg.MaxRequests {
-		reason = ReasonRequestCap
+		reason = render.ReasonRequestCap
 		st.truncated = true
 	}
 	if reason != "" {
@@ -119,23 +120,23 @@ func (st *renderState) handle(t *tab, ev *cdpfetch.EventRequestPaused) {
 // precheck refuses what needs no fetch to refuse: other schemes and
 // methods, and IP-address hosts the guard does not allow (so they are
 // refused before anything dials, whatever dial function the Fetcher uses).
-func (st *renderState) precheck(rawURL, method string) (Reason, error) {
+func (st *renderState) precheck(rawURL, method string) (render.Reason, error) {
 	if method != http.MethodGet && method != http.MethodHead {
-		return ReasonMethod, nil
+		return render.ReasonMethod, nil
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return ReasonScheme, nil
+		return render.ReasonScheme, nil
 	}
 	if addr, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
 		if err := st.c.guard.Check(u.Hostname(), addr.Unmap().WithZone("")); err != nil {
-			return ReasonAddress, err
+			return render.ReasonAddress, err
 		}
 	}
 	return "", nil
 }
 
-// serveDocument answers the page's own request: from Request.Body when the
+// serveDocument answers the page's own request: from render.Request.Body when the
 // caller fetched it already, else through the Fetcher.
 func (st *renderState) serveDocument(t *tab, ev *cdpfetch.EventRequestPaused) {
 	req := st.req
@@ -181,7 +182,7 @@ func (st *renderState) serveDocument(t *tab, ev *cdpfetch.EventRequestPaused) {
 		st.mu.Lock()
 		if int64(len(resp.Body)) > st.c.cfg.MaxPageBytes {
 			// The page counts against the weight cap as it does when
-			// the caller hands its body in (Request.Body).
+			// the caller hands its body in (render.Request.Body).
 			r := *resp
 			r.Body = r.Body[:st.c.cfg.MaxPageBytes]
 			resp = &r
@@ -218,7 +219,7 @@ func (st *renderState) fetchFor(t *tab, ev *cdpfetch.EventRequestPaused, rawURL,
 		reason := classify(err)
 		st.block(rawURL, method, ev.ResourceType, reason, err)
 		cdpReason := network.ErrorReasonFailed
-		if reason != ReasonFailed {
+		if reason != render.ReasonFailed {
 			cdpReason = network.ErrorReasonBlockedByClient
 		}
 		t.fail(ev.RequestID, cdpReason)
@@ -227,7 +228,7 @@ func (st *renderState) fetchFor(t *tab, ev *cdpfetch.EventRequestPaused, rawURL,
 	st.mu.Lock()
 	if st.bytes+int64(len(resp.Body)) > st.c.cfg.MaxPageBytes {
 		st.truncated = true
-		st.blockLocked(rawURL, method, ev.ResourceType, ReasonWeightCap,
+		st.blockLocked(rawURL, method, ev.ResourceType, render.ReasonWeightCap,
 			fmt.Errorf("render: %d bytes would exceed the page weight cap of %d", st.bytes+int64(len(resp.Body)), st.c.cfg.MaxPageBytes))
 		st.mu.Unlock()
 		t.fail(ev.RequestID, network.ErrorReasonBlockedByClient)
@@ -238,18 +239,18 @@ func (st *renderState) fetchFor(t *tab, ev *cdpfetch.EventRequestPaused, rawURL,
 	t.fulfill(ev.RequestID, resp.StatusCode, resp.Header, resp.Body)
 }
 
-// classify maps a Fetcher error to the reason reported for it.
-func classify(err error) Reason {
+// classify maps a render.Fetcher error to the reason reported for it.
+func classify(err error) render.Reason {
 	var hb *fetch.HostBlockedError
 	switch {
 	case errors.Is(err, fetch.ErrBlockedAddress):
-		return ReasonAddress
+		return render.ReasonAddress
 	case errors.Is(err, fetch.ErrDisallowed):
-		return ReasonDisallowed
+		return render.ReasonDisallowed
 	case errors.Is(err, fetch.ErrHostBlocked), errors.As(err, &hb):
-		return ReasonPoliteness
+		return render.ReasonPoliteness
 	}
-	return ReasonFailed
+	return render.ReasonFailed
 }
 
 // finished records the end of a fetch.
@@ -264,20 +265,20 @@ func (st *renderState) finished() {
 	}
 }
 
-func (st *renderState) block(rawURL, method string, typ network.ResourceType, reason Reason, err error) {
+func (st *renderState) block(rawURL, method string, typ network.ResourceType, reason render.Reason, err error) {
 	st.mu.Lock()
 	st.blockLocked(rawURL, method, typ, reason, err)
 	st.mu.Unlock()
 }
 
 // blockLocked records a refused request; st.mu must be held.
-func (st *renderState) blockLocked(rawURL, method string, typ network.ResourceType, reason Reason, err error) {
+func (st *renderState) blockLocked(rawURL, method string, typ network.ResourceType, reason render.Reason, err error) {
 	st.blockedTotal++
-	if len(st.blocked) < maxBlocked {
+	if len(st.blocked) < render.MaxBlocked {
 		if len(rawURL) > 2048 {
 			rawURL = rawURL[:2048]
 		}
-		st.blocked = append(st.blocked, Blocked{URL: rawURL, Method: method, Type: string(typ), Reason: reason, Err: err})
+		st.blocked = append(st.blocked, render.Blocked{URL: rawURL, Method: method, Type: string(typ), Reason: reason, Err: err})
 	}
 }
 
@@ -327,15 +328,15 @@ func (st *renderState) served() bool {
 	return st.docServed
 }
 
-// result copies the accounting into a Result.
-func (st *renderState) result() *Result {
+// result copies the accounting into a render.Result.
+func (st *renderState) result() *render.Result {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return &Result{
+	return &render.Result{
 		Requests:     st.requests,
 		Skipped:      st.skipped,
 		Bytes:        st.bytes,
-		Blocked:      append([]Blocked(nil), st.blocked...),
+		Blocked:      append([]render.Blocked(nil), st.blocked...),
 		BlockedTotal: st.blockedTotal,
 		Navigations:  append([]string(nil), st.navigations...),
 		Truncated:    st.truncated,

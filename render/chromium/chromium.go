@@ -1,4 +1,23 @@
-package render
+// Package chromium is the render.Renderer that drives an installed Chromium
+// over the DevTools protocol (github.com/chromedp/chromedp). A Browser keeps a pool of tabs of bounded
+// size, bounds each render in time, in bytes loaded and in subresource
+// requests, and it gives the browser no network of its own: every request a
+// page makes is paused by the DevTools Fetch domain and answered by the
+// caller's Fetcher (normally a *fetch.Fetcher), so the address guard, the
+// robots.txt and scope check and the per-host politeness of the crawl apply to
+// the browser exactly as they apply to plain fetches. The page being rendered
+// is answered from the body the crawler already fetched, so rendering costs no
+// second request for it. Requests that are refused are reported in
+// render.Result.Blocked with the reason. As a second line of defence, the browser is
+// started with a proxy that is a local sink which answers nothing, so a
+// connection that escaped interception (a WebSocket, a preconnect, the
+// browser's own background services) reaches nothing.
+//
+// A render ends once the page has loaded and then, for Config.Settle, no
+// request was in flight, no short timer (setTimeout up to 1 s) pending and
+// the DOM unchanged; or at Config.Timeout, when the DOM is taken as it is
+// and the Result marked Truncated.
+package chromium
 
 import (
 	"context"
@@ -27,6 +46,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/extract"
 	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/render"
 )
 
 // Defaults applied by New.
@@ -47,7 +67,7 @@ func DefaultSkipTypes() []string { return slices.Clone(defaultSkipTypes) }
 // defaultSkipTypes is the list DefaultSkipTypes copies; never modified.
 var defaultSkipTypes = []string{"Image", "Media", "Font", "Ping", "CSPViolationReport", "Manifest"}
 
-// Config configures a Chromium renderer. Every zero field takes a safe
+// Config configures a Browser renderer. Every zero field takes a safe
 // default; Fetcher or UserAgent is required.
 type Config struct {
 	// ExecPath is the browser executable. Empty looks for chromium,
@@ -58,7 +78,7 @@ type Config struct {
 	// *fetch.Fetcher sharing its guard allowances, robots.txt check and
 	// politeness. Nil makes a *fetch.Fetcher from UserAgent and AllowCIDRs
 	// (address guard on, default limits), closed by Close.
-	Fetcher Fetcher
+	Fetcher render.Fetcher
 	// UserAgent is the browser's navigator.userAgent and, without a
 	// Fetcher, the User-Agent of its requests.
 	UserAgent string
@@ -75,8 +95,8 @@ type Config struct {
 	// does not settle by then is returned as it is, marked Truncated.
 	Timeout time.Duration
 	// MaxPageBytes bounds the body bytes handed to the browser for one
-	// render, the page included (a longer page is cut and the Result
-	// marked Truncated), and the bytes of the serialized DOM, Result.HTML,
+	// render, the page included (a longer page is cut and the render.Result
+	// marked Truncated), and the bytes of the serialized DOM, render.Result.HTML,
 	// which is cut at a UTF-8 character boundary (default 10 MiB).
 	MaxPageBytes int64
 	// MaxRequests bounds the subresource requests of one render (default
@@ -97,20 +117,20 @@ type Config struct {
 	Extract extract.Options
 }
 
-// Chromium renders pages in a headless Chromium it starts and owns. Create
+// Browser renders pages in a headless Chromium it starts and owns. Create
 // one with New, use it from any number of goroutines, and Close it.
 //
 // If the browser process exits on its own (it crashed, or the kernel killed
 // it for lack of memory), the renders in progress fail with
-// ErrBrowserExited, and the next render starts a new browser with a fresh
+// render.ErrBrowserExited, and the next render starts a new browser with a fresh
 // profile. Start attempts are spaced so that a browser that cannot start
 // is not started in a loop: the next attempt is due 1 s after the last
 // one, twice as long after each failed one, up to 1 min; until it is due,
-// renders fail at once with ErrBrowserExited.
-type Chromium struct {
+// renders fail at once with render.ErrBrowserExited.
+type Browser struct {
 	cfg        Config
 	guard      *fetch.Guard
-	fetcher    Fetcher
+	fetcher    render.Fetcher
 	ownFetcher *fetch.Fetcher
 	skip       map[network.ResourceType]bool
 
@@ -140,11 +160,11 @@ type Chromium struct {
 	closedSignal chan struct{}
 }
 
-// New starts Chromium and returns a renderer using it. It fails with
-// ErrNoBrowser when no executable is found.
-func New(cfg Config) (*Chromium, error) {
+// New starts Browser and returns a renderer using it. It fails with
+// render.ErrNoBrowser when no executable is found.
+func New(cfg Config) (*Browser, error) {
 	if cfg.Fetcher == nil && cfg.UserAgent == "" {
-		return nil, fmt.Errorf("%w: Config needs a Fetcher or a UserAgent", ErrBadRequest)
+		return nil, fmt.Errorf("%w: Config needs a render.Fetcher or a UserAgent", render.ErrBadRequest)
 	}
 	if cfg.Tabs <= 0 {
 		cfg.Tabs = DefaultTabs
@@ -171,12 +191,12 @@ func New(cfg Config) (*Chromium, error) {
 	if exe == "" {
 		exe = FindBrowser()
 		if exe == "" {
-			return nil, ErrNoBrowser
+			return nil, render.ErrNoBrowser
 		}
 	} else if _, err := exec.LookPath(exe); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoBrowser, err)
+		return nil, fmt.Errorf("%w: %w", render.ErrNoBrowser, err)
 	}
-	c := &Chromium{
+	c := &Browser{
 		cfg:          cfg,
 		guard:        fetch.NewGuard(cfg.AllowCIDRs...),
 		fetcher:      cfg.Fetcher,
@@ -212,7 +232,7 @@ func New(cfg Config) (*Chromium, error) {
 	return c, nil
 }
 
-// FindBrowser returns the path of a Chromium executable on PATH, or "".
+// FindBrowser returns the path of a Browser executable on PATH, or "".
 func FindBrowser() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -223,7 +243,7 @@ func FindBrowser() string {
 }
 
 // startSink starts the proxy sink.
-func (c *Chromium) startSink() error {
+func (c *Browser) startSink() error {
 	// The sink is the browser's proxy: every connection the browser opens
 	// by itself (one that interception did not catch) ends here, is
 	// counted and closed. The browser has no other way out.
@@ -241,7 +261,7 @@ func (c *Chromium) startSink() error {
 }
 
 // Spacing of browser start attempts after the browser exited (see
-// Chromium).
+// Browser).
 const (
 	restartBackoff    = time.Second
 	maxRestartBackoff = time.Minute
@@ -287,7 +307,7 @@ func (in *instance) stop() error {
 
 // startBrowser starts a browser with a profile directory of its own. Ending
 // ctx or Close stops the start.
-func (c *Chromium) startBrowser(ctx context.Context) (*instance, error) {
+func (c *Browser) startBrowser(ctx context.Context) (*instance, error) {
 	dir, err := os.MkdirTemp("", "crawlkit-render-*")
 	if err != nil {
 		return nil, fmt.Errorf("render: profile directory: %w", err)
@@ -301,7 +321,7 @@ func (c *Chromium) startBrowser(ctx context.Context) (*instance, error) {
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.UserDataDir(dir),
 		chromedp.ProxyServer("http://" + c.sink.Addr().String()),
-		// Without "<-loopback>" Chromium bypasses the proxy for
+		// Without "<-loopback>" Browser bypasses the proxy for
 		// loopback addresses; with it, those go to the sink too.
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("disable-quic", true),
@@ -353,7 +373,7 @@ func (c *Chromium) startBrowser(ctx context.Context) (*instance, error) {
 		_ = inst.stop()
 		switch {
 		case c.closing.Err() != nil:
-			return nil, ErrClosed
+			return nil, render.ErrClosed
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		}
@@ -368,15 +388,15 @@ func (c *Chromium) startBrowser(ctx context.Context) (*instance, error) {
 }
 
 // browser returns the running browser. When the last one has exited, it
-// starts a new one if a start attempt is due (see Chromium), and fails with
-// ErrBrowserExited otherwise.
-func (c *Chromium) browser(ctx context.Context) (*instance, error) {
+// starts a new one if a start attempt is due (see Browser), and fails with
+// render.ErrBrowserExited otherwise.
+func (c *Browser) browser(ctx context.Context) (*instance, error) {
 	select {
 	case c.starting <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.closedSignal:
-		return nil, ErrClosed
+		return nil, render.ErrClosed
 	}
 	defer func() { <-c.starting }()
 	old := c.cur.Load()
@@ -385,14 +405,14 @@ func (c *Chromium) browser(ctx context.Context) (*instance, error) {
 	}
 	if wait := time.Until(c.nextStart); wait > 0 {
 		if c.startErr != nil {
-			return nil, fmt.Errorf("%w: next start attempt in %v, the last failed: %w", ErrBrowserExited, wait.Round(time.Millisecond), c.startErr)
+			return nil, fmt.Errorf("%w: next start attempt in %v, the last failed: %w", render.ErrBrowserExited, wait.Round(time.Millisecond), c.startErr)
 		}
-		return nil, fmt.Errorf("%w: next start attempt in %v", ErrBrowserExited, wait.Round(time.Millisecond))
+		return nil, fmt.Errorf("%w: next start attempt in %v", render.ErrBrowserExited, wait.Round(time.Millisecond))
 	}
 	_ = old.stop() // reaps the process and removes its profile
 	inst, err := c.startBrowser(ctx)
 	if err != nil {
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, render.ErrClosed) {
 			return nil, err
 		}
 		if ctx.Err() != nil {
@@ -406,7 +426,7 @@ func (c *Chromium) browser(ctx context.Context) (*instance, error) {
 		c.startErr = err
 		c.backoff = min(2*c.backoff, maxRestartBackoff)
 		c.nextStart = time.Now().Add(c.backoff)
-		return nil, fmt.Errorf("%w: %w", ErrBrowserExited, err)
+		return nil, fmt.Errorf("%w: %w", render.ErrBrowserExited, err)
 	}
 	c.cur.Store(inst)
 	c.restarts.Add(1)
@@ -422,7 +442,7 @@ const maxEscapeTargets = 64
 // acceptEscapes runs the proxy sink until it is closed: each connection is
 // counted, the target of its first request line recorded, and closed
 // without an answer.
-func (c *Chromium) acceptEscapes(sink net.Listener) {
+func (c *Browser) acceptEscapes(sink net.Listener) {
 	var readers sync.WaitGroup
 	defer readers.Wait()
 	active := make(chan struct{}, 8)
@@ -482,10 +502,10 @@ func proxyTarget(b []byte) string {
 // escapedConns reports the connections the browser opened by itself, past
 // request interception, to its proxy (the sink, which answers nothing):
 // how many, and the distinct host:port targets they asked for (at most
-// 64). Page requests never get there; Chromium's own background services
+// 64). Page requests never get there; Browser's own background services
 // (component updates, account checks) that its flags do not silence do.
 // Only the package's tests read it (export_test.go).
-func (c *Chromium) escapedConns() (n int64, targets []string) {
+func (c *Browser) escapedConns() (n int64, targets []string) {
 	c.escMu.Lock()
 	defer c.escMu.Unlock()
 	return c.escaped.Load(), slices.Clone(c.escTargets)
@@ -494,7 +514,7 @@ func (c *Chromium) escapedConns() (n int64, targets []string) {
 // browserPID returns the process id of the browser (0 if unknown). It
 // changes when the browser is restarted after it exited. Only the
 // package's tests and benchmarks read it (export_test.go).
-func (c *Chromium) browserPID() int {
+func (c *Browser) browserPID() int {
 	if inst := c.cur.Load(); inst != nil {
 		return inst.pid
 	}
@@ -503,7 +523,7 @@ func (c *Chromium) browserPID() int {
 
 // Close stops every render in progress, closes the tabs, stops the browser
 // and removes its profile directory. It is safe to call more than once.
-func (c *Chromium) Close() error {
+func (c *Browser) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
@@ -534,15 +554,15 @@ func (c *Chromium) Close() error {
 
 // Render loads req in a tab, runs its scripts until the network settles
 // (or the timeout), and returns the DOM and what extract finds in it.
-func (c *Chromium) Render(ctx context.Context, req *Request) (*Result, error) {
+func (c *Browser) Render(ctx context.Context, req *render.Request) (*render.Result, error) {
 	start := time.Now()
 	if req == nil || !isHTTPURL(req.URL) {
-		return nil, fmt.Errorf("%w: URL must be an absolute http(s) URL", ErrBadRequest)
+		return nil, fmt.Errorf("%w: URL must be an absolute http(s) URL", render.ErrBadRequest)
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return nil, render.ErrClosed
 	}
 	c.renderers.Add(1)
 	c.mu.Unlock()
@@ -553,7 +573,7 @@ func (c *Chromium) Render(ctx context.Context, req *Request) (*Result, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.closedSignal:
-		return nil, ErrClosed
+		return nil, render.ErrClosed
 	}
 	defer func() { <-c.slots }()
 
@@ -572,7 +592,7 @@ func (c *Chromium) Render(ctx context.Context, req *Request) (*Result, error) {
 
 // takeTab returns an idle tab or opens a new one. Idle tabs of a browser
 // that has exited are closed.
-func (c *Chromium) takeTab(ctx context.Context) (*tab, error) {
+func (c *Browser) takeTab(ctx context.Context) (*tab, error) {
 	for {
 		c.mu.Lock()
 		n := len(c.idle)
@@ -592,7 +612,7 @@ func (c *Chromium) takeTab(ctx context.Context) (*tab, error) {
 
 // putTab returns a tab to the pool, or closes it when it is worn out or
 // broken.
-func (c *Chromium) putTab(t *tab, healthy bool) {
+func (c *Browser) putTab(t *tab, healthy bool) {
 	t.renders++
 	if healthy && t.renders < c.cfg.MaxTabRenders && !t.inst.exited() {
 		c.mu.Lock()
@@ -609,7 +629,7 @@ func (c *Chromium) putTab(t *tab, healthy bool) {
 // tab is one browser tab in a browser context of its own, with request
 // interception on.
 type tab struct {
-	c       *Chromium
+	c       *Browser
 	inst    *instance // the browser it is in
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -623,7 +643,7 @@ type tab struct {
 
 // openTab opens a tab, in a new browser if the last one has exited, and
 // starts its event loops. Ending ctx or Close stops it.
-func (c *Chromium) openTab(ctx context.Context) (*tab, error) {
+func (c *Browser) openTab(ctx context.Context) (*tab, error) {
 	inst, err := c.browser(ctx)
 	if err != nil {
 		return nil, err
@@ -656,11 +676,11 @@ func (c *Chromium) openTab(ctx context.Context) (*tab, error) {
 		cancel()
 		switch {
 		case c.closing.Err() != nil:
-			return nil, ErrClosed
+			return nil, render.ErrClosed
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case inst.exited():
-			return nil, fmt.Errorf("%w: opening a tab: %w", ErrBrowserExited, err)
+			return nil, fmt.Errorf("%w: opening a tab: %w", render.ErrBrowserExited, err)
 		}
 		return nil, fmt.Errorf("render: opening a tab: %w", err)
 	}
@@ -749,7 +769,7 @@ func headerEntries(h http.Header) []*cdpfetch.HeaderEntry {
 
 // renderIn renders req in tab t. healthy reports whether the tab may be
 // reused.
-func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Result, healthy bool, err error) {
+func (c *Browser) renderIn(ctx context.Context, t *tab, req *render.Request) (res *render.Result, healthy bool, err error) {
 	// Actions must run on a context derived from the tab's (which carries
 	// the tab); the caller's ctx ends the render through AfterFunc.
 	rctx, cancel := context.WithTimeout(t.ctx, c.cfg.Timeout)
@@ -780,12 +800,12 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 
 	navErr := chromedp.Do(rctx, chromedp.Navigate(req.URL))
 	if docErr := st.documentError(); docErr != nil {
-		return nil, true, fmt.Errorf("%w: %s: %w", ErrDocument, req.URL, docErr)
+		return nil, true, fmt.Errorf("%w: %s: %w", render.ErrDocument, req.URL, docErr)
 	}
 	timedOut := false
 	if navErr != nil {
 		if t.inst.exited() && c.closing.Err() == nil {
-			return nil, false, fmt.Errorf("%w: loading %s: %w", ErrBrowserExited, req.URL, navErr)
+			return nil, false, fmt.Errorf("%w: loading %s: %w", render.ErrBrowserExited, req.URL, navErr)
 		}
 		if rctx.Err() == nil {
 			return nil, false, fmt.Errorf("render: loading %s: %w", req.URL, navErr)
@@ -794,7 +814,7 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 			return nil, true, ctx.Err()
 		}
 		if c.closing.Err() != nil {
-			return nil, false, ErrClosed
+			return nil, false, render.ErrClosed
 		}
 		timedOut = true
 	} else if !st.settle(rctx, c.cfg.Settle) || !c.quiet(rctx, st, c.cfg.Settle) {
@@ -802,15 +822,15 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 			return nil, true, ctx.Err()
 		}
 		if c.closing.Err() != nil {
-			return nil, false, ErrClosed
+			return nil, false, render.ErrClosed
 		}
 		if t.inst.exited() {
-			return nil, false, fmt.Errorf("%w: rendering %s", ErrBrowserExited, req.URL)
+			return nil, false, fmt.Errorf("%w: rendering %s", render.ErrBrowserExited, req.URL)
 		}
 		timedOut = true
 	}
 	if !st.served() {
-		return nil, true, fmt.Errorf("%w: %s", ErrTimeout, req.URL)
+		return nil, true, fmt.Errorf("%w: %s", render.ErrTimeout, req.URL)
 	}
 	// The snapshot gets a few seconds of its own after a timeout.
 	sctx, scancel := context.WithTimeout(t.ctx, 5*time.Second)
@@ -821,7 +841,7 @@ func (c *Chromium) renderIn(ctx context.Context, t *tab, req *Request) (res *Res
 			return nil, true, ctx.Err()
 		}
 		if t.inst.exited() && c.closing.Err() == nil {
-			return nil, false, fmt.Errorf("%w: reading the DOM of %s: %w", ErrBrowserExited, req.URL, err)
+			return nil, false, fmt.Errorf("%w: reading the DOM of %s: %w", render.ErrBrowserExited, req.URL, err)
 		}
 		return nil, false, fmt.Errorf("render: reading the DOM of %s: %w", req.URL, err)
 	}
@@ -894,7 +914,7 @@ const quietJS = `(() => {
 // quiet waits until the page has no pending short timer and no DOM
 // mutation for d, as well as no request in flight; it reports whether that
 // happened before ctx ended.
-func (c *Chromium) quiet(ctx context.Context, st *renderState, d time.Duration) bool {
+func (c *Browser) quiet(ctx context.Context, st *renderState, d time.Duration) bool {
 	for {
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.__crawlkitQuiet ? window.__crawlkitQuiet() : [0, 1e9]`))
 		if err != nil {

@@ -1,4 +1,4 @@
-package render_test
+package chromium_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/crawlkit/crawlkit/extract"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/render"
+	"github.com/crawlkit/crawlkit/render/chromium"
 )
 
 // benchWeb is a JavaScript site and a fetcher whose politeness is
@@ -78,7 +79,7 @@ func BenchmarkRender(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			_, f := benchWeb(b)
-			c, err := render.New(render.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: tabs, Settle: bc.settle})
+			c, err := chromium.New(chromium.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: tabs, Settle: bc.settle})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -144,7 +145,7 @@ func BenchmarkMemoryPerTab(b *testing.B) {
 			_, f := benchWeb(b)
 			var perTab float64
 			for n := 0; n < b.N; n++ {
-				c, err := render.New(render.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: tabs})
+				c, err := chromium.New(chromium.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: tabs})
 				if err != nil {
 					b.Fatal(err)
 				}

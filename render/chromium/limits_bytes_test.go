@@ -1,4 +1,4 @@
-package render_test
+package chromium_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crawlkit/crawlkit/render"
+	"github.com/crawlkit/crawlkit/render/chromium"
 )
 
 // TestRenderPageBytesCap checks Config.MaxPageBytes in bytes, with text
@@ -24,7 +25,7 @@ func TestRenderPageBytesCap(t *testing.T) {
 		_, _ = w.Write([]byte(`<html><body><a href="/first">x</a>` + strings.Repeat("中", 30000) + `</body></html>`))
 	}))
 	t.Cleanup(srv.Close)
-	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, MaxPageBytes: max, Timeout: 10 * time.Second})
+	c := newChromium(t, chromium.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, MaxPageBytes: max, Timeout: 10 * time.Second})
 	check := func(t *testing.T, res *render.Result) {
 		t.Helper()
 		if len(res.HTML) > max || !utf8.Valid(res.HTML) || !res.Truncated || res.Bytes > max {

@@ -1,4 +1,4 @@
-package render_test
+package chromium_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/render"
+	"github.com/crawlkit/crawlkit/render/chromium"
 	"github.com/crawlkit/crawlkit/robots"
 )
 
@@ -28,7 +29,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustPa
 // needBrowser skips the test without Chromium, or fails it under CI=true.
 func needBrowser(tb testing.TB) {
 	tb.Helper()
-	if render.FindBrowser() == "" {
+	if chromium.FindBrowser() == "" {
 		if os.Getenv("CI") == "true" {
 			tb.Fatal("Chromium is required under CI=true (apt-get install chromium)")
 		}
@@ -72,9 +73,9 @@ func jsWeb(tb testing.TB, pages int) (*crawltest.Web, *fetch.Fetcher) {
 	return web, f
 }
 
-func newChromium(tb testing.TB, cfg render.Config) *render.Chromium {
+func newChromium(tb testing.TB, cfg chromium.Config) *chromium.Browser {
 	tb.Helper()
-	c, err := render.New(cfg)
+	c, err := chromium.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func canonicalLinks(tb testing.TB, res *render.Result) []string {
 func TestRenderJSSite(t *testing.T) {
 	needBrowser(t)
 	web, f := jsWeb(t, 20)
-	c := newChromium(t, render.Config{Fetcher: f, AllowCIDRs: loopback, Timeout: 20 * time.Second})
+	c := newChromium(t, chromium.Config{Fetcher: f, AllowCIDRs: loopback, Timeout: 20 * time.Second})
 	truth := web.JSTruth()
 	kinds := map[string]bool{}
 	for _, u := range slices.Sorted(func(yield func(string) bool) {
@@ -149,7 +150,7 @@ func TestRenderJSSite(t *testing.T) {
 func TestRenderGuard(t *testing.T) {
 	needBrowser(t)
 	web, f := jsWeb(t, 5)
-	c := newChromium(t, render.Config{Fetcher: f, AllowCIDRs: loopback})
+	c := newChromium(t, chromium.Config{Fetcher: f, AllowCIDRs: loopback})
 	truth := web.JSTruth()
 	res, err := c.Render(context.Background(), &render.Request{URL: "http://app.test" + crawltest.JSLeakPath})
 	if err != nil {
@@ -271,7 +272,7 @@ func TestRenderLimits(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("request cap", func(t *testing.T) {
-		c := newChromium(t, render.Config{Fetcher: f, AllowCIDRs: loopback, MaxRequests: 2})
+		c := newChromium(t, chromium.Config{Fetcher: f, AllowCIDRs: loopback, MaxRequests: 2})
 		res, err := c.Render(ctx, &render.Request{URL: srv.URL + "/many"})
 		if err != nil {
 			t.Fatal(err)
@@ -281,7 +282,7 @@ func TestRenderLimits(t *testing.T) {
 		}
 	})
 	t.Run("weight cap", func(t *testing.T) {
-		c := newChromium(t, render.Config{Fetcher: f, AllowCIDRs: loopback, MaxPageBytes: 10000})
+		c := newChromium(t, chromium.Config{Fetcher: f, AllowCIDRs: loopback, MaxPageBytes: 10000})
 		res, err := c.Render(ctx, &render.Request{URL: srv.URL + "/many"})
 		if err != nil {
 			t.Fatal(err)
@@ -293,7 +294,7 @@ func TestRenderLimits(t *testing.T) {
 			t.Fatalf("%d requests, %d refused for weight", res.Requests, n)
 		}
 	})
-	c := newChromium(t, render.Config{Fetcher: f, AllowCIDRs: loopback, Timeout: 3 * time.Second})
+	c := newChromium(t, chromium.Config{Fetcher: f, AllowCIDRs: loopback, Timeout: 3 * time.Second})
 	t.Run("all fetched", func(t *testing.T) {
 		res, err := c.Render(ctx, &render.Request{URL: srv.URL + "/many"})
 		if err != nil {
@@ -328,7 +329,7 @@ func TestRenderLimits(t *testing.T) {
 	})
 	t.Run("timeout keeps the DOM", func(t *testing.T) {
 		// A fetcher of its own: the stalled request backs the host off.
-		c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: 3 * time.Second})
+		c := newChromium(t, chromium.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: 3 * time.Second})
 		res, err := c.Render(ctx, &render.Request{URL: srv.URL + "/stalls"})
 		if err != nil {
 			t.Fatal(err)
@@ -407,7 +408,7 @@ func TestRenderLimits(t *testing.T) {
 func TestRenderConcurrentAndClose(t *testing.T) {
 	needBrowser(t)
 	web, f := jsWeb(t, 12)
-	c, err := render.New(render.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: 2, MaxTabRenders: 3})
+	c, err := chromium.New(chromium.Config{Fetcher: f, AllowCIDRs: loopback, Tabs: 2, MaxTabRenders: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,10 +457,10 @@ func TestRenderConcurrentAndClose(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	if _, err := render.New(render.Config{}); !errors.Is(err, render.ErrBadRequest) {
+	if _, err := chromium.New(chromium.Config{}); !errors.Is(err, render.ErrBadRequest) {
 		t.Errorf("no fetcher or agent: %v", err)
 	}
-	if _, err := render.New(render.Config{UserAgent: "x/1", ExecPath: "/nonexistent/chromium"}); !errors.Is(err, render.ErrNoBrowser) {
+	if _, err := chromium.New(chromium.Config{UserAgent: "x/1", ExecPath: "/nonexistent/chromium"}); !errors.Is(err, render.ErrNoBrowser) {
 		t.Errorf("missing executable: %v", err)
 	}
 }
@@ -470,7 +471,7 @@ func TestNewErrors(t *testing.T) {
 func TestCloseStopsRenders(t *testing.T) {
 	needBrowser(t)
 	srv, hit := stallingServer(t)
-	c, err := render.New(render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: 10 * time.Minute})
+	c, err := chromium.New(chromium.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +495,7 @@ func TestCloseStopsRenders(t *testing.T) {
 func TestBrowserExit(t *testing.T) {
 	needBrowser(t)
 	srv, hit := stallingServer(t)
-	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: time.Minute})
+	c := newChromium(t, chromium.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, Timeout: time.Minute})
 	ctx := context.Background()
 	if _, err := c.Render(ctx, &render.Request{URL: srv.URL + "/plain"}); err != nil {
 		t.Fatal(err)
@@ -538,7 +539,7 @@ func TestBrowserRestartBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testServer(t)
-	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, ExecPath: exe})
+	c := newChromium(t, chromium.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, ExecPath: exe})
 	ctx := context.Background()
 	if _, err := c.Render(ctx, &render.Request{URL: srv.URL + "/images"}); err != nil {
 		t.Fatal(err)
@@ -582,7 +583,7 @@ func TestBrowserRestartCutShortIsSpaced(t *testing.T) {
 	slow := t.TempDir() + "/slow"
 	exe, countStarts := browserWrapper(t, "[ -f "+slow+" ] && exec sleep 30")
 	srv := testServer(t)
-	c := newChromium(t, render.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, ExecPath: exe})
+	c := newChromium(t, chromium.Config{Fetcher: localFetcher(t), AllowCIDRs: loopback, ExecPath: exe})
 	if _, err := c.Render(context.Background(), &render.Request{URL: srv.URL + "/images"}); err != nil {
 		t.Fatal(err)
 	}
@@ -654,7 +655,7 @@ func browserWrapper(t *testing.T, first string) (exe string, starts func() int) 
 	t.Helper()
 	dir := t.TempDir()
 	log := dir + "/starts"
-	script := "#!/bin/sh\necho >>" + log + "\n" + first + "\nexec " + render.FindBrowser() + ` "$@"` + "\n"
+	script := "#!/bin/sh\necho >>" + log + "\n" + first + "\nexec " + chromium.FindBrowser() + ` "$@"` + "\n"
 	exe = dir + "/chromium"
 	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -685,7 +686,7 @@ func killBrowser(t *testing.T, pid int) {
 
 // renderAfterExit renders u until a render succeeds, after the browser
 // exited: every render that fails must fail with ErrBrowserExited.
-func renderAfterExit(t *testing.T, c *render.Chromium, u string) {
+func renderAfterExit(t *testing.T, c *chromium.Browser, u string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
