@@ -211,9 +211,11 @@ type Config struct {
 	Header http.Header
 
 	// DataDir, if set, keeps the crawl's state (frontier, seen URLs,
-	// fingerprints, robots.txt files) in a Pebble store in that directory,
-	// so a crawl survives a crash and a later Run with the same DataDir
-	// resumes it. Empty keeps everything in memory.
+	// fingerprints, robots.txt files, politeness and trap state) in a
+	// DataStore in that directory, so a crawl survives a crash and a later
+	// Run with the same DataDir resumes it. Empty keeps everything in
+	// memory. It needs a DataStore linked in: import package datadir
+	// (Pebble), or New fails with ErrNoDataStore.
 	DataDir string
 	// DataDirCacheBytes is the size of the DataDir store's block cache
 	// (Pebble's, allocated outside the Go heap; default 64 MiB). It is
@@ -457,6 +459,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CrawlDelayPolicy != CapCrawlDelay && c.CrawlDelayPolicy != SkipSlowHosts {
 		return c, fmt.Errorf("%w: unknown CrawlDelayPolicy %d", ErrConfig, int(c.CrawlDelayPolicy))
+	}
+	if c.DataDir != "" && registeredDataDir() == nil {
+		return c, fmt.Errorf("%w: %w", ErrConfig, ErrNoDataStore)
 	}
 	if c.DataDirCacheBytes < 0 {
 		return c, fmt.Errorf("%w: DataDirCacheBytes %d must not be negative", ErrConfig, c.DataDirCacheBytes)

@@ -18,7 +18,6 @@ import (
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/simhash"
-	"github.com/crawlkit/crawlkit/storage/pebble"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
 	"golang.org/x/time/rate"
@@ -101,7 +100,7 @@ type Crawler struct {
 	opened atomic.Bool
 
 	// Set up by Run.
-	db             *pebble.DB
+	db             DataStore
 	front          Queue
 	ownFront       *frontier.Frontier // the frontier the Crawler made, to close
 	fetcher        *fetch.Fetcher
@@ -110,7 +109,7 @@ type Crawler struct {
 	robotsFetcher  *fetch.Fetcher
 	robots         *robots.Cache
 	seen           *bloom.Set
-	seenStore      *pebble.SeenStore
+	seenStore      SeenStore
 	dns            *fetch.DNSCache
 	index          *simhash.Index
 	traps          *trap.Detector
@@ -157,7 +156,7 @@ type Crawler struct {
 
 	// The URLs of indexed pages, by fingerprint id, so that a duplicate
 	// can name its original: on disk with a DataDir, else a bounded map.
-	names   *pebble.NameStore
+	names   NameStore
 	dupMu   sync.Mutex
 	dupURLs map[uint64]string
 

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+
 	iawarc "github.com/internetarchive/gowarc"
 
 	"github.com/crawlkit/crawlkit"

@@ -15,7 +15,6 @@ import (
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/simhash"
-	"github.com/crawlkit/crawlkit/storage/pebble"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
 	"golang.org/x/net/publicsuffix"
@@ -42,13 +41,13 @@ func (cr *Crawler) open() error {
 		frontStore  frontier.Store
 		robotsStore robots.Store
 		fpStore     simhash.Store
-		fpTables    *pebble.FingerprintTables
+		fpTables    simhash.TableStore
 	)
 	robotsStore, fpStore = cfg.RobotsStore, cfg.FingerprintStore
 	if cfg.DataDir != "" {
-		db, err := pebble.Open(cfg.DataDir, pebble.Options{CacheBytes: cfg.DataDirCacheBytes, Logger: cfg.Logger})
+		db, err := openDataDir(cfg)
 		if err != nil {
-			return fmt.Errorf("crawlkit: opening data directory: %w", err)
+			return err
 		}
 		cr.db = db
 		if cr.totals, err = loadTotals(cfg.DataDir, cfg.Now()); err != nil {
@@ -56,13 +55,13 @@ func (cr *Crawler) open() error {
 		}
 		frontStore = db.Frontier()
 		if robotsStore == nil {
-			robotsStore = db.RobotsStore()
+			robotsStore = db.Robots()
 		}
 		if fpStore == nil {
-			fpTables = db.FingerprintTables()
+			fpTables = db.Fingerprints()
 		}
-		cr.seenStore = db.SeenStore()
-		cr.names = db.NameStore()
+		cr.seenStore = db.Seen()
+		cr.names = db.Names()
 	}
 
 	guardAllow := cfg.AllowPrivate
@@ -215,7 +214,7 @@ func (cr *Crawler) open() error {
 			return fmt.Errorf("crawlkit: fingerprint index: %w", err)
 		}
 		if fpTables != nil && cr.index.Len() == 0 {
-			if err := cr.importFingerprints(cr.db.FingerprintStore()); err != nil {
+			if err := cr.importFingerprints(cr.db.LegacyFingerprints); err != nil {
 				return err
 			}
 		}
@@ -247,7 +246,7 @@ func (cr *Crawler) open() error {
 // importFingerprints copies into the (empty) on-disk index the
 // fingerprints a data directory written before the index lived on disk
 // keeps in its fingerprint store.
-func (cr *Crawler) importFingerprints(old *pebble.FingerprintStore) error {
+func (cr *Crawler) importFingerprints(forEach func(func(simhash.Entry) error) error) error {
 	const batch = 10000
 	var buf []simhash.Entry
 	flush := func() error {
@@ -255,7 +254,7 @@ func (cr *Crawler) importFingerprints(old *pebble.FingerprintStore) error {
 		buf = buf[:0]
 		return err
 	}
-	err := old.ForEach(func(e simhash.Entry) error {
+	err := forEach(func(e simhash.Entry) error {
 		if buf = append(buf, e); len(buf) == batch {
 			return flush()
 		}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+
 	"github.com/crawlkit/crawlkit"
 )
 

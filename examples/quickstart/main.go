@@ -40,6 +40,8 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/metrics"

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/bench/internal/harness"
 )
