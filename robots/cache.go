@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -340,18 +339,7 @@ func fetchWith(cfg fetch.Config) FetchFunc {
 			return nil, err
 		}
 		defer f.Close()
-		resp, err := f.Fetch(ctx, rawURL)
-		if err != nil {
-			return nil, err
-		}
-		return &http.Response{
-			Status:        fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)),
-			StatusCode:    resp.StatusCode,
-			Proto:         resp.Proto,
-			Header:        resp.Header,
-			Body:          io.NopCloser(bytes.NewReader(resp.Body)),
-			ContentLength: int64(len(resp.Body)),
-		}, nil
+		return FetchWith(f)(ctx, rawURL)
 	}
 }
 
