@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
+	"github.com/crawlkit/crawlkit/storage/redis"
 )
 
 // killWebConfig is the web of the kill test: politeness judged by the
@@ -33,9 +33,9 @@ var killWebConfig = crawltest.Config{
 // running, until all finish, starting a worker again whenever kill (called on every request
 // the web serves) killed it. It returns how many processes ran.
 type crew struct {
-	t      *testing.T
-	schema string
-	web    *crawltest.Web
+	t     *testing.T
+	store []string // the flags naming the shared crawl: -db/-redis and -schema
+	web   *crawltest.Web
 
 	mu      sync.Mutex
 	running []*exec.Cmd
@@ -44,13 +44,13 @@ type crew struct {
 
 func (c *crew) args() []string {
 	args := []string{
-		"-db", dbURL(), "-schema", c.schema, "-test-web", c.web.Addr(),
+		"-test-web", c.web.Addr(),
 		"-user-agent", killWebConfig.Agent + "/1.0", "-workers", "4", "-delay", "40ms", "-lease-ttl", "2s",
 	}
 	for _, s := range c.web.Seeds() {
 		args = append(args, "-seed", s)
 	}
-	return args
+	return append(args, c.store...)
 }
 
 // kill kills one running worker chosen by rng, if any runs.
@@ -124,32 +124,82 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-func newSchema(t *testing.T) string {
-	return newSchemaDB(t).schema
+// sharedCrawl is a fresh shared crawl in one backend: the worker flags
+// that name it, and its StateStore, to read what the workers kept.
+type sharedCrawl struct {
+	flags []string
+	state crawlkit.StateStore
 }
 
-type schemaDB struct {
-	schema string
-	db     interface {
-		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+// backends open a fresh shared crawl in PostgreSQL or Redis, dropped at
+// the end of the test; they skip the test when the server is missing
+// (fail it with CI=true).
+var backends = map[string]func(t *testing.T) sharedCrawl{
+	"postgres": func(t *testing.T) sharedCrawl {
+		var suffix [6]byte
+		rand.Read(suffix[:])
+		schema := "mwk_" + hex.EncodeToString(suffix[:])
+		db := openDB(t, schema)
+		t.Cleanup(func() {
+			if err := db.DropSchema(context.Background()); err != nil {
+				t.Errorf("dropping schema %s: %v", schema, err)
+			}
+			db.Close()
+		})
+		return sharedCrawl{flags: []string{"-db", dbURL(), "-schema", schema}, state: db.StateStore()}
+	},
+	"redis": func(t *testing.T) sharedCrawl {
+		var suffix [6]byte
+		rand.Read(suffix[:])
+		crawl := "mwk_" + hex.EncodeToString(suffix[:])
+		db := openRedisDB(t, crawl)
+		t.Cleanup(func() {
+			if err := db.Drop(context.Background()); err != nil {
+				t.Errorf("dropping crawl %s: %v", crawl, err)
+			}
+			db.Close()
+		})
+		return sharedCrawl{flags: []string{"-redis", redisAddr(), "-schema", crawl}, state: db.StateStore()}
+	},
+}
+
+func redisAddr() string { return envOr("CRAWLKIT_REDIS_ADDR", "127.0.0.1:6379") }
+
+// openRedisDB opens crawl, skipping the test when no server answers (failing
+// it when CI=true).
+func openRedisDB(t *testing.T, crawl string) *redis.DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	db, err := redis.Open(ctx, redis.Options{Addr: redisAddr(), Crawl: crawl})
+	if err == nil {
+		err = db.Client().Ping(ctx).Err()
 	}
-}
-
-func newSchemaDB(t *testing.T) schemaDB {
-	var suffix [6]byte
-	rand.Read(suffix[:])
-	schema := "mwk_" + hex.EncodeToString(suffix[:])
-	db := openDB(t, schema)
-	t.Cleanup(func() {
-		if err := db.DropSchema(context.Background()); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis at %s: %v (CI=true: not skipping)", redisAddr(), err)
 		}
-	})
-	return schemaDB{schema: schema, db: db.Pool()}
+		t.Skipf("Redis at %s unavailable, skipping (set CRAWLKIT_REDIS_ADDR): %v", redisAddr(), err)
+	}
+	return db
 }
 
-// TestWorkersKilledEightTimes runs two worker processes on one PostgreSQL
-// crawl and kills one of them with SIGKILL at random moments, eight times,
+// sharedStateBytes is the size of the shared record name, read through the
+// StateStore (written back unchanged).
+func sharedStateBytes(t *testing.T, st crawlkit.StateStore, name string) int {
+	var n int
+	err := st.UpdateState(context.Background(), name, func(old []byte) ([]byte, error) {
+		n = len(old)
+		return old, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestWorkersKilledEightTimes runs two worker processes on one crawl
+// shared through PostgreSQL, then through Redis, and kills one of them with SIGKILL at random moments, eight times,
 // starting it again each time. Judged by the web's own accounting over
 // every process: no page lost, no request sooner than the host allows
 // (MinGap and Crawl-delay) and no robots violation, and no more trap
@@ -160,8 +210,14 @@ func TestWorkersKilledEightTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process crawl skipped in -short mode")
 	}
+	for _, name := range []string{"postgres", "redis"} {
+		t.Run(name, func(t *testing.T) { killEightTimes(t, backends[name]) })
+	}
+}
+
+func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
 	// The reference: the same two workers, never killed.
-	ref := &crew{t: t, schema: newSchema(t), running: make([]*exec.Cmd, 2)}
+	ref := &crew{t: t, store: open(t).flags, running: make([]*exec.Cmd, 2)}
 	web, err := crawltest.NewWeb(killWebConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -182,8 +238,8 @@ func TestWorkersKilledEightTimes(t *testing.T) {
 		points[i] = 1 + i*span + span/3 + rng.IntN(span-span/3)
 	}
 	slices.Sort(points)
-	sdb := newSchemaDB(t)
-	c := &crew{t: t, schema: sdb.schema, running: make([]*exec.Cmd, 2)}
+	sc := open(t)
+	c := &crew{t: t, store: sc.flags, running: make([]*exec.Cmd, 2)}
 	var (
 		mu       sync.Mutex
 		requests int
@@ -231,12 +287,8 @@ func TestWorkersKilledEightTimes(t *testing.T) {
 	if rep.RobotsViolations != 0 || rep.BeforeRobots != 0 {
 		t.Errorf("robots violations %d, requests before robots.txt %d", rep.RobotsViolations, rep.BeforeRobots)
 	}
-	var shared int
-	if err := sdb.db.QueryRow(context.Background(), "SELECT coalesce(max(length(value)), 0) FROM state WHERE name = 'crawlkit/trap/v1'").Scan(&shared); err != nil {
-		t.Fatal(err)
-	}
-	if shared == 0 {
-		t.Error("the workers kept no spider-trap state in the database")
+	if sharedStateBytes(t, sc.state, "crawlkit/trap/v1") == 0 {
+		t.Error("the workers kept no spider-trap state in the shared store")
 	}
 	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1 {
 		t.Errorf("%d trap fetches over %d kills, %d uninterrupted", rep.TrapFetches, kills, refRep.TrapFetches)

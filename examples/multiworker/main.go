@@ -1,5 +1,6 @@
 // Command multiworker is one worker of a crawl shared by several processes
-// through PostgreSQL (storage/postgres). Start as many as you like, on one
+// through PostgreSQL (storage/postgres), or Redis (storage/redis) with
+// -redis. Start as many as you like, on one
 // machine or several, with the same -db and -schema: they take URLs from one
 // queue, never fetch a URL twice (except one whose worker died mid-fetch),
 // never contact a host twice at once, and keep each host's politeness delay
@@ -61,7 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var seeds seedList
 	fs.Var(&seeds, "seed", "a seed URL (repeatable)")
 	dbURL := fs.String("db", envOr("CRAWLKIT_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL connection string")
-	schema := fs.String("schema", postgres.DefaultSchema, "schema holding the shared crawl")
+	schema := fs.String("schema", postgres.DefaultSchema, "schema holding the shared crawl (with -redis: the crawl's name)")
+	redisAddr := fs.String("redis", "", "share the crawl through the Redis server at this address instead of PostgreSQL")
 	agent := fs.String("user-agent", "crawlkit-multiworker/1.0", "User-Agent (its product token is matched against robots.txt)")
 	workers := fs.Int("workers", 4, "pages fetched at once by this process")
 	delay := fs.Duration("delay", time.Second, "least time between two requests to one host, across all workers")
@@ -94,28 +96,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	db, err := postgres.Open(ctx, *dbURL, postgres.Options{Schema: *schema, MaxConns: int32(*workers + 2)})
-	if err != nil {
-		fmt.Fprintln(stderr, "multiworker:", err)
-		return 1
-	}
-	defer db.Close()
-
 	// One politeness model serves this process's fetcher (which records
 	// every fetch into it) and the shared queue (which turns it into the
 	// host's next contact time in the database when a lease settles).
 	polite := fetch.NewPoliteness(fetch.PolitenessConfig{Delay: *delay})
-	q, err := db.Queue(postgres.QueueOptions{
-		Politeness:   polite,
-		LeaseTTL:     *leaseTTL,
-		PollInterval: 50 * time.Millisecond,
-		Logger:       log,
-	})
+	var sh shared
+	var err error
+	if *redisAddr != "" {
+		sh, err = openRedis(ctx, *redisAddr, *schema, *workers, polite, *leaseTTL, log)
+	} else {
+		sh, err = openPostgres(ctx, *dbURL, *schema, *workers, polite, *leaseTTL, log)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "multiworker:", err)
 		return 1
 	}
-	defer q.Close()
+	defer sh.close()
 
 	var outMu sync.Mutex
 	cfg := crawlkit.Config{
@@ -124,18 +120,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Scope:      crawlkit.ScopeAny,
 		Workers:    *workers,
 		Delay:      *delay,
-		Queue:      q,
+		Queue:      sh.queue,
 		Politeness: polite,
 		Logger:     log,
 		// The processes share one copy of each robots.txt and see each
 		// other's pages as near-duplicates, instead of each fetching
 		// every robots.txt and fingerprinting alone.
-		RobotsStore:      db.RobotsStore(),
-		FingerprintStore: db.FingerprintStore(),
+		RobotsStore:      sh.robots,
+		FingerprintStore: sh.fingerprints,
 		// They share what the spider-trap detector learned, so a trap
 		// one worker found is a trap for all, and a worker started again
 		// after a crash does not learn its traps anew.
-		StateStore: db.StateStore(),
+		StateStore: sh.state,
 		// Drop a host whose robots.txt is unreachable at once instead of
 		// retrying it (for a test web, where that is final).
 		RobotsRetries: -1,
