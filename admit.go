@@ -138,8 +138,8 @@ func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
 		cr.pendingMu.Unlock()
 		return err
 	}
-	if cr.seenStore != nil && cr.cfg.Queue == nil {
-		if err := cr.seenStore.AddBatch(keys); err != nil {
+	if cr.claims != nil {
+		if err := cr.claims.durable(keys, false); err != nil {
 			// The URLs are queued; a rediscovery after a restart may
 			// queue them again, which costs a duplicate, not a loss.
 			cr.cfg.Logger.Warn("seen store", "err", err)

@@ -109,6 +109,7 @@ type Crawler struct {
 	robotsFetcher  *fetch.Fetcher
 	robots         *robots.Cache
 	seen           *bloom.Set
+	claims         *claimedStore // the seen set's claims and disk, with a DataDir
 	seenStore      SeenStore
 	dns            *fetch.DNSCache
 	index          *simhash.Index

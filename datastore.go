@@ -37,6 +37,7 @@ type DataStore interface {
 // durable when it returns; AddLazy may lose its keys in a crash (a URL
 // then is fetched again, never lost).
 type SeenStore interface {
+	Contains(key uint64) (bool, error)
 	AddBatch(keys []uint64) error
 	AddLazy(keys []uint64) error
 	ForEach(fn func(key uint64) error) error

@@ -195,8 +195,8 @@ func (cr *Crawler) markRedirectTarget(l *frontier.Lease, final *url.URL) (target
 	// Recorded on disk without a sync of its own: the synced write that
 	// settles l makes it durable, and a crash before that fetches l, and
 	// so the target, again.
-	if cr.seenStore != nil && cr.cfg.Queue == nil {
-		if err := cr.seenStore.AddLazy([]uint64{key}); err != nil {
+	if cr.claims != nil {
+		if err := cr.claims.durable([]uint64{key}, true); err != nil {
 			cr.cfg.Logger.Warn("seen store", "err", err)
 		}
 	}

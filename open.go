@@ -192,18 +192,16 @@ func (cr *Crawler) open() error {
 			cr.front.BlockHost(h.Host, h.BlockedUntil)
 		}
 	}
-	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs}); err != nil {
-		return fmt.Errorf("crawlkit: seen set: %w", err)
-	}
+	// The seen set's filter is backed by an exact store (seenset.go):
+	// the claims and the disk with a DataDir (bloom.New reads the disk's
+	// keys into the filter), a set of keys in memory otherwise.
+	var exact bloom.Store = bloom.NewMemoryStore()
 	if cr.seenStore != nil && cfg.Queue == nil {
-		// The filter claims URLs in memory; the store records them after
-		// they are queued (see admit). Rebuild the filter from the store.
-		if err := cr.seenStore.ForEach(func(key uint64) error {
-			_, err := cr.seen.TestAndAddKey(key)
-			return err
-		}); err != nil {
-			return fmt.Errorf("crawlkit: loading seen URLs: %w", err)
-		}
+		cr.claims = newClaimedStore(cr.seenStore)
+		exact = cr.claims
+	}
+	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs, Store: exact}); err != nil {
+		return fmt.Errorf("crawlkit: seen set: %w", err)
 	}
 	if cfg.NearDuplicateBits > 0 {
 		opts := simhash.Options{K: cfg.NearDuplicateBits, Store: fpStore}
