@@ -212,7 +212,8 @@ func New(cfg Config) (*Server, error) {
 		s.hist = dashboard.NewHistory(dashboard.HistoryConfig{})
 	}
 	if s.seen == nil {
-		set, err := bloom.New(bloom.Options{})
+		// Exact: a filter false positive would refuse a new URL as known.
+		set, err := bloom.New(bloom.Options{Store: bloom.NewMemoryStore()})
 		if err != nil {
 			return nil, fmt.Errorf("httpapi: seen set: %w", err)
 		}
