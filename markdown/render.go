@@ -121,7 +121,7 @@ func (r *renderer) block(n *html.Node, depth int) {
 		r.children(n, depth)
 		r.inline--
 		if t := r.takePara(); t != "" {
-			r.emit(strings.Repeat("#", headings[a])+" "+t)
+			r.emit(strings.Repeat("#", headings[a]) + " " + t)
 		}
 	case a == atom.Ul || a == atom.Ol:
 		if linkList(n) {
@@ -316,7 +316,7 @@ func (r *renderer) fenced(s string) {
 		return
 	}
 	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
-	r.emit(fence+"\n"+s+"\n"+fence)
+	r.emit(fence + "\n" + s + "\n" + fence)
 }
 
 func longestRun(s string, c byte) int {
