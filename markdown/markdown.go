@@ -14,19 +14,25 @@
 // numbered references ("[text][1]" and a list at the end), which keeps the
 // prose readable and the URLs in one place.
 //
-// Input, nesting, output and links are bounded (see the constants), so a
-// hostile page costs at most a few times a large real one.
+// Input, elements, output and links are bounded (see the constants), and
+// nesting by the HTML parser (ErrTooDeep), so a hostile page costs at most
+// a few times a large real one.
 package markdown
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"net/url"
 	"time"
 	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
 // Limits. Input past MaxInputBytes is cut off before parsing, as a
@@ -38,9 +44,6 @@ const (
 	// MaxElements bounds the elements handed to the extractor, whose cost
 	// grows faster than linearly in them; real pages have a few thousand.
 	MaxElements = 100_000
-	// MaxDepth bounds element nesting: deeper elements are dropped. 512 is
-	// the depth at which Blink stops nesting elements too.
-	MaxDepth = 512
 	// MaxMarkdownBytes bounds Document.Markdown before the reference list;
 	// the text stops at a block boundary past it.
 	MaxMarkdownBytes = 1 << 20
@@ -55,6 +58,9 @@ var (
 	// ErrInvalidPageURL reports a page URL that is not an absolute http(s)
 	// URL: links could not be resolved against it.
 	ErrInvalidPageURL = errors.New("markdown: page URL is not an absolute http(s) URL")
+	// ErrTooDeep reports a page nesting elements deeper than the HTML
+	// parser (golang.org/x/net/html) holds: 512 open elements.
+	ErrTooDeep = errors.New("markdown: page nests elements too deeply")
 	// ErrTooManyElements reports a page with more than MaxElements
 	// elements.
 	ErrTooManyElements = errors.New("markdown: page has too many elements")
@@ -102,11 +108,13 @@ func Convert(body []byte, pageURL string) (*Document, error) {
 	}
 	root, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		// The parser's one error on a byte slice: too deep a nesting.
+		return nil, fmt.Errorf("%w: %v", ErrTooDeep, err)
 	}
-	if countAndPrune(root) > MaxElements {
+	if countElements(root) > MaxElements {
 		return nil, ErrTooManyElements
 	}
+	base = documentBase(root, base)
 	p := readability.NewParser()
 	art, err := p.ParseAndMutate(root, base)
 	if err != nil {
@@ -126,32 +134,50 @@ func Convert(body []byte, pageURL string) (*Document, error) {
 	return d, nil
 }
 
-// countAndPrune drops the elements nested deeper than MaxDepth and counts
-// the rest, without recursion.
-func countAndPrune(root *html.Node) int {
-	type item struct {
-		n     *html.Node
-		depth int
-	}
+// countElements counts the elements under root, without recursion.
+func countElements(root *html.Node) int {
 	n := 0
-	stack := []item{{root, 0}}
+	stack := []*html.Node{root}
 	for len(stack) > 0 {
-		it := stack[len(stack)-1]
+		m := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if it.n.Type == html.ElementNode {
+		if m.Type == html.ElementNode {
 			n++
 		}
-		if it.depth >= MaxDepth {
-			for c := it.n.FirstChild; c != nil; c = it.n.FirstChild {
-				it.n.RemoveChild(c)
-			}
-			continue
-		}
-		for c := it.n.FirstChild; c != nil; c = c.NextSibling {
-			stack = append(stack, item{c, it.depth + 1})
+		for c := m.FirstChild; c != nil; c = c.NextSibling {
+			stack = append(stack, c)
 		}
 	}
 	return n
+}
+
+// documentBase returns the document's base URL: the first <base> element
+// with an href, resolved against the page URL, else the page URL (HTML,
+// "document base URL"). Templates hold no <base> the document uses.
+func documentBase(root *html.Node, page *url.URL) *url.URL {
+	stack := []*html.Node{root}
+	for len(stack) > 0 {
+		m := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if m.Type == html.ElementNode && m.DataAtom == atom.Template {
+			continue
+		}
+		if m.Type == html.ElementNode && m.DataAtom == atom.Base {
+			for _, a := range m.Attr {
+				if a.Namespace == "" && a.Key == "href" {
+					u, err := urlnorm.Resolve(page, strings.TrimSpace(a.Val))
+					if err != nil || u.Scheme != "http" && u.Scheme != "https" {
+						return page
+					}
+					return u
+				}
+			}
+		}
+		for c := m.LastChild; c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
+	}
+	return page
 }
 
 // cutRune drops a rune cut in two at the end of b.
