@@ -23,8 +23,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strings"
 	"net/url"
+	"strings"
 	"time"
 	"unicode/utf8"
 
