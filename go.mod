@@ -3,6 +3,7 @@ module github.com/crawlkit/crawlkit
 go 1.26.0
 
 require (
+	codeberg.org/readeck/go-readability/v2 v2.1.3
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/andybalholm/brotli v1.2.8
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
@@ -25,7 +26,6 @@ require (
 )
 
 require (
-	codeberg.org/readeck/go-readability/v2 v2.1.3 // indirect
 	github.com/DataDog/zstd v1.4.5 // indirect
 	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
