@@ -81,6 +81,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 	}
 	return &Page{
 		doc:           &pageDoc{},
+		md:            &pageMD{},
 		URL:           l.URL,
 		FinalURL:      resp.FinalURL.String(),
 		Depth:         l.Depth,

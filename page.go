@@ -90,6 +90,7 @@ type Page struct {
 
 	finalURL *url.URL // FinalURL parsed, for the redirect target's admission
 	doc      *pageDoc // the parsed document, built on demand (HTML)
+	md       *pageMD  // the main content as Markdown, built on demand (HTML)
 }
 
 // Link is one link of a page.
