@@ -171,6 +171,11 @@ func (cr *Crawler) addSeeds(ctx context.Context) error {
 	if err := cr.enqueue(entries, keys); err != nil {
 		return err
 	}
+	if cr.cfg.LLMsTxtSeeds {
+		if err := cr.addLLMsTxtSeeds(ctx); err != nil {
+			return err
+		}
+	}
 	if !cr.cfg.SitemapSeeds {
 		return nil
 	}
@@ -207,9 +212,10 @@ func (cr *Crawler) addSitemapSeeds(ctx context.Context) error {
 		// that does not normalize is dropped, as such a link is.
 		n, err := urlnorm.Normalize(e.URL)
 		if err != nil {
+			cr.reject(&Link{Raw: e.URL}, ReasonInvalidURL, err.Error())
 			return nil
 		}
-		fe, key, ok := cr.admitURL(n, "", 0, &Link{})
+		fe, key, ok := cr.admitURL(n, "", 0, &Link{URL: n, Raw: e.URL})
 		if ok {
 			entries = append(entries, fe)
 			keys = append(keys, key)

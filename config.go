@@ -182,6 +182,11 @@ type Config struct {
 	// listed in the seeds' robots.txt files. Sitemaps are fetched like
 	// media; one larger than MaxMediaBytes is skipped, with a warning.
 	SitemapSeeds bool
+	// LLMsTxtSeeds also seeds the crawl with the links of each seed
+	// origin's /llms.txt (https://llmstxt.org), fetched like a sitemap
+	// once robots.txt allows it; a link it cannot resolve is counted
+	// (ReasonInvalidURL) and the rest are admitted like links.
+	LLMsTxtSeeds bool
 	// MediaTypes lists the content types of media links (images, video,
 	// audio and embedded documents: the src and srcset of img and source
 	// elements, the src of video, audio and embed elements and the poster
