@@ -98,8 +98,12 @@ func (cr *Crawler) admitURL(raw, source string, depth int, link *Link) (frontier
 		return frontier.Entry{}, 0, false
 	}
 	seen, err := cr.seen.TestAndAddKey(key)
-	if err != nil || seen {
-		link.Followed = seen
+	if err != nil {
+		// Undecided: queue it. A URL queued twice is fetched twice; one
+		// not queued would be lost without a word.
+		cr.cfg.Logger.Warn("seen set lookup failed; queueing the URL, which may be fetched twice", "url", raw, "err", err)
+	} else if seen {
+		link.Followed = true
 		return frontier.Entry{}, 0, false
 	}
 	link.Followed = true
