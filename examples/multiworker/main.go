@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// Check the values the libraries would otherwise replace by a default
-	// in silence (a -workers 0 ran crawlkit's 16 workers on a pool sized
+	// in silence (a -workers 0 ran crawlkit's default workers on a pool sized
 	// for 2, a non-positive -lease-ttl ran with 5 minutes).
 	var usage string
 	switch {

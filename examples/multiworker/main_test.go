@@ -236,7 +236,7 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 // TestRunBadFlags checks that out-of-range flag values and stray arguments
 // are refused as usage errors (exit code 2, naming the flag) before the
 // database is opened, instead of being replaced by a default in silence:
-// -workers 0 ran 16 workers on a pool sized for 2, and a non-positive
+// -workers 0 ran the default workers on a pool sized for 2, and a non-positive
 // -lease-ttl ran with 5 minutes.
 func TestRunBadFlags(t *testing.T) {
 	for _, c := range []struct {

@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	userAgent := fs.String("user-agent", "crawlkit-quickstart/0.1 (+https://github.com/crawlkit/crawlkit)", "User-Agent; starts with the robots.txt product token (required with -seed: name yourself and a contact)")
 	dataDir := fs.String("data-dir", "crawl-data", "directory of the crawl's durable state; reuse it to resume")
 	warcDir := fs.String("warc-dir", "", "directory for WARC files (default <data-dir>/warc; \"off\" disables)")
-	workers := fs.Int("workers", 16, "pages fetched at once")
+	workers := fs.Int("workers", crawlkit.DefaultWorkers, "pages fetched at once")
 	delay := fs.Duration("delay", time.Second, "least time between requests to one host; 0 for none, only on sites you run (synthetic web default: 100ms)")
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through, e.g. 10.0.0.0/8 for an intranet (repeatable)")
