@@ -513,6 +513,35 @@ func (s *Set) testAndAddStore(sh *shard, key, h1, h2 uint64) (seen bool, err err
 	return false, nil
 }
 
+// AddKeys records keys that the caller knows to be new (it tested them
+// under a lock of its own that also covers this call), with one store
+// write when the Store is a BatchStore: a durable store then commits a
+// batch of URLs with one sync instead of one per URL. The keys are in the
+// store before they are in the filter, so no reader is told a key is seen
+// before it is recorded.
+func (s *Set) AddKeys(keys []uint64) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	switch st := s.opts.Store.(type) {
+	case nil:
+	case BatchStore:
+		if err := st.AddBatch(keys); err != nil {
+			return fmt.Errorf("bloom: store add: %w", err)
+		}
+	default:
+		for _, k := range keys {
+			if err := st.Add(k); err != nil {
+				return fmt.Errorf("bloom: store add: %w", err)
+			}
+		}
+	}
+	for _, k := range keys {
+		s.addToFilter(k)
+	}
+	return nil
+}
+
 // Contains reports whether url has been recorded, without recording it.
 // It is equivalent to ContainsKey(Key(url)).
 func (s *Set) Contains(url string) (bool, error) {

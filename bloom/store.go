@@ -77,3 +77,10 @@ func (m *MemoryStore) Len() int {
 	defer m.mu.RUnlock()
 	return len(m.keys)
 }
+
+// BatchStore is a Store that records several keys in one write (one fsync
+// for a durable store); Set.AddKeys uses it.
+type BatchStore interface {
+	Store
+	AddBatch(keys []uint64) error
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/crawlkit/crawlkit/frontier"
@@ -29,7 +28,6 @@ const (
 	// metadata, which a normalization profile with a larger MaxLength
 	// could exceed.
 	maxEntryBytes = 64 << 10
-	seenParallel  = 16 // concurrent seen-set writes per submission
 )
 
 // candidate is one submitted URL on its way into the frontier.
@@ -218,34 +216,17 @@ func (s *Server) Submit(req SubmitRequest) (SubmitResponse, error) {
 	return resp, nil
 }
 
-// markSeen adds the keys of add to the seen set, a few at a time so that a
-// durable store can commit them together. A failure is logged: the URLs
-// are queued, and at worst a resubmission queues them again.
+// markSeen adds the keys of add to the seen set in one batch, which a
+// durable store commits with one sync. A failure is logged: the URLs are
+// queued, and at worst a resubmission queues them again.
 func (s *Server) markSeen(add []*candidate) {
-	if len(add) == 1 {
-		if _, err := s.seen.TestAndAddKey(add[0].key); err != nil {
-			s.cfg.Logger.Error("httpapi: seen set write failed", "url", add[0].norm, "err", err)
-		}
-		return
+	keys := make([]uint64, len(add))
+	for i, c := range add {
+		keys[i] = c.key
 	}
-	var wg sync.WaitGroup
-	next := make(chan *candidate)
-	for range min(seenParallel, len(add)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				if _, err := s.seen.TestAndAddKey(c.key); err != nil {
-					s.cfg.Logger.Error("httpapi: seen set write failed", "url", c.norm, "err", err)
-				}
-			}
-		}()
+	if err := s.seen.AddKeys(keys); err != nil {
+		s.cfg.Logger.Error("httpapi: seen set write failed", "urls", len(add), "first", add[0].norm, "err", err)
 	}
-	for _, c := range add {
-		next <- c
-	}
-	close(next)
-	wg.Wait()
 }
 
 // Rejection reasons that are not trap verdicts.
