@@ -54,10 +54,10 @@ func (p *parser) jsonLD(n *html.Node) {
 	}
 	var errs []error
 	if len(l.problems) > 0 {
-		errs = append(errs, fmt.Errorf("structured: JSON-LD block %d: %w: %s", idx, ErrMalformed, strings.Join(l.problems, "; ")))
+		errs = append(errs, fmt.Errorf("%w in block %d: %s", ErrMalformed, idx, strings.Join(l.problems, "; ")))
 	}
 	if len(l.limited) > 0 {
-		errs = append(errs, fmt.Errorf("structured: JSON-LD block %d: %w: %s", idx, ErrLimit, strings.Join(l.limited, "; ")))
+		errs = append(errs, fmt.Errorf("%w in JSON-LD block %d: %s", ErrLimit, idx, strings.Join(l.limited, "; ")))
 	}
 	b.Err = errors.Join(errs...)
 	p.data.JSONLD = append(p.data.JSONLD, b)

@@ -94,9 +94,13 @@ func (l *lexer) stop(what string) {
 func (l *lexer) space() {
 	for l.i < len(l.b) {
 		switch c := l.b[l.i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			l.i++
-		case c == 0xC2 && l.i+1 < len(l.b) && l.b[l.i+1] == 0xA0: // no-break space
+		case c == '\f':
+			l.problem("form feed at byte %d", l.i)
+			l.i++
+		case c == 0xC2 && l.i+1 < len(l.b) && l.b[l.i+1] == 0xA0:
+			l.problem("no-break space at byte %d", l.i)
 			l.i += 2
 		case c == '/' && l.i+1 < len(l.b) && (l.b[l.i+1] == '/' || l.b[l.i+1] == '*'):
 			l.problem("comment at byte %d", l.i)

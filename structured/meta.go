@@ -104,8 +104,10 @@ func (p *parser) metaTag(n *html.Node) {
 	}
 }
 
-// group builds the media arrays from the properties in order.
-func (og *OpenGraph) group() {
+// group builds the media arrays from the properties in order, their URLs
+// resolved with resolve (ogp.me asks for absolute URLs; pages write
+// relative ones too).
+func (og *OpenGraph) group(resolve func(string) string) {
 	for _, pr := range og.Meta {
 		rest, ok := strings.CutPrefix(pr.Name, "og:")
 		if !ok {
@@ -126,15 +128,15 @@ func (og *OpenGraph) group() {
 		// og:image starts a new element, and so does og:image:url unless
 		// it repeats the URL of the last; the others describe the last one
 		// (or start one if there is none).
-		if sub == "" || len(*list) == 0 || sub == "url" && (*list)[len(*list)-1].URL != "" && (*list)[len(*list)-1].URL != pr.Content {
+		if sub == "" || len(*list) == 0 || sub == "url" && (*list)[len(*list)-1].URL != "" && (*list)[len(*list)-1].URL != resolve(pr.Content) {
 			*list = append(*list, Media{})
 		}
 		m := &(*list)[len(*list)-1]
 		switch sub {
 		case "", "url":
-			m.URL = pr.Content
+			m.URL = resolve(pr.Content)
 		case "secure_url":
-			m.SecureURL = pr.Content
+			m.SecureURL = resolve(pr.Content)
 		case "type":
 			m.Type = pr.Content
 		case "alt":

@@ -30,6 +30,7 @@ package structured
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,39 @@ func (d *Data) Find(t string) []*Item {
 // Empty reports whether the page carries no structured data.
 func (d *Data) Empty() bool {
 	return len(d.JSONLD) == 0 && len(d.Microdata) == 0 && len(d.OpenGraph.Meta) == 0 && len(d.Twitter) == 0
+}
+
+// MarshalJSON writes d as a JSONL record holds it: each JSON-LD block's
+// JSON and error, the microdata items, the Open Graph and Twitter
+// properties, and the limits reached.
+func (d *Data) MarshalJSON() ([]byte, error) {
+	type block struct {
+		Raw   json.RawMessage `json:"raw,omitempty"`
+		Error string          `json:"error,omitempty"`
+	}
+	var v struct {
+		JSONLD    []block    `json:"jsonld,omitempty"`
+		Microdata []*Item    `json:"microdata,omitempty"`
+		OpenGraph *OpenGraph `json:"opengraph,omitempty"`
+		Twitter   Meta       `json:"twitter,omitempty"`
+		Errors    []string   `json:"errors,omitempty"`
+	}
+	for _, b := range d.JSONLD {
+		x := block{Raw: b.Raw}
+		if b.Err != nil {
+			x.Error = b.Err.Error()
+		}
+		v.JSONLD = append(v.JSONLD, x)
+	}
+	v.Microdata = d.Microdata
+	if len(d.OpenGraph.Meta) > 0 {
+		v.OpenGraph = &d.OpenGraph
+	}
+	v.Twitter = d.Twitter
+	for _, err := range d.Errors {
+		v.Errors = append(v.Errors, err.Error())
+	}
+	return json.Marshal(v)
 }
 
 // Parse reads an HTML page in UTF-8 (see extract.UTF8 for other
@@ -302,7 +336,7 @@ func (p *parser) walk(doc *html.Node) {
 	if len(tops) > 0 {
 		p.microdata(doc, tops, nodes, refs)
 	}
-	p.data.OpenGraph.group()
+	p.data.OpenGraph.group(p.resolve)
 }
 
 // next returns the node after n in tree order within root, skipping n's
