@@ -115,7 +115,7 @@ func (p *parser) item(b *Block, v *jnode) *Item {
 			p.types(it, e)
 		case "@id":
 			if e.kind == jString {
-				it.ID = p.resolveID(e.s)
+				it.ID = p.str(p.resolveID(e.s))
 			}
 		case "@graph":
 			// A named graph inside a node: its nodes are the block's.
