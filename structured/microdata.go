@@ -225,13 +225,17 @@ func (m *micro) text(el *html.Node) string {
 					space = b.Len() > 0
 					continue
 				}
+				n := utf8.RuneLen(r)
+				if space {
+					n++
+				}
+				if b.Len()+n > max {
+					m.p.limit("MaxStringBytes", max)
+					return b.String()
+				}
 				if space {
 					b.WriteByte(' ')
 					space = false
-				}
-				if b.Len()+utf8.RuneLen(r) > max {
-					m.p.limit("MaxStringBytes", max)
-					return b.String()
 				}
 				b.WriteRune(r)
 			}
