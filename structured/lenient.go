@@ -308,10 +308,11 @@ func (l *lexer) separator(closer byte) bool {
 	}
 	switch c := l.b[l.i]; {
 	case c == ',':
+		comma := l.i
 		l.i++
 		l.space()
 		if l.i < len(l.b) && l.b[l.i] == closer {
-			l.problem("trailing comma at byte %d", l.i)
+			l.problem("trailing comma at byte %d", comma)
 		}
 		return true
 	case c == closer:
