@@ -47,6 +47,10 @@ type JSONLOptions struct {
 	// Text records the page's visible text; Links its links. Both are
 	// off by default: they make records many times larger.
 	Text, Links bool
+	// Structured records the page's structured data (Page.Structured:
+	// JSON-LD blocks, microdata, Open Graph and Twitter properties), for
+	// the HTML pages that carry some; off by default.
+	Structured bool
 }
 
 // PageRecord is one line of a JSONLSink's output.
@@ -72,6 +76,9 @@ type PageRecord struct {
 	Noindex     bool         `json:"noindex,omitempty"`
 	Text        string       `json:"text,omitempty"`
 	Links       []LinkRecord `json:"links,omitempty"`
+	// Structured is the page's structured.Data as JSON
+	// (JSONLOptions.Structured).
+	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
 // LinkRecord is one link of a PageRecord.
@@ -148,6 +155,11 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 				continue
 			}
 			r.Links = append(r.Links, LinkRecord{URL: l.URL, Text: l.Text, Followed: l.Followed, Rejected: l.Rejected})
+		}
+	}
+	if s.opts.Structured {
+		if d, err := p.Structured(); err == nil && !d.Empty() {
+			r.Structured, _ = json.Marshal(d)
 		}
 	}
 	return r
