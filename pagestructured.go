@@ -20,10 +20,10 @@ type pageStructured struct {
 // Handler asking for both parses the page once; a Handler that modified
 // that document before the first call sees its changes reflected. Several
 // goroutines may call it. A page that is not HTML gives ErrNotHTML.
-// Reading it costs about twice the CPU of the extraction every page gets
-// when the document is parsed for it, a fifth of it when Page.HTML has
-// parsed the page already (a 70 KB product page,
-// structured.BenchmarkParseCPU).
+// Reading it costs about three times the CPU of the extraction every page
+// gets when the document is parsed for it (the parse is most of it), under
+// half of it when Page.HTML has parsed the page already (a 70 KB product
+// page, structured.BenchmarkParseCPU).
 func (p *Page) Structured() (*structured.Data, error) {
 	if p.doc == nil {
 		// A Page the caller built: read each time.
