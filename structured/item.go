@@ -138,14 +138,18 @@ func (it *Item) Items(name string) []*Item {
 	return out
 }
 
-// walk calls fn for it and each nested item, depth first, to a bounded
-// depth (the parse bounds nesting already; this guards hand-built cycles).
+// sortedKeys returns m's keys in order, so that walks are deterministic.
 func sortedKeys(m map[string][]Value) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
+// maxWalkDepth bounds walk: the parse bounds nesting already (MaxDepth);
+// this guards against cycles in items built by hand.
+const maxWalkDepth = 1 << 10
+
+// walk calls fn for it and each nested item, depth first.
 func (it *Item) walk(depth int, fn func(*Item)) {
-	if it == nil || depth > 2*DefaultMaxDepth {
+	if it == nil || depth > maxWalkDepth {
 		return
 	}
 	fn(it)

@@ -138,6 +138,24 @@ func (d *Data) Find(t string) []*Item {
 	return out
 }
 
+// ByID returns the first item, top-level or nested, whose @id or itemid
+// is id (resolved like the items' own), to follow a reference such as a
+// JSON-LD graph's {"@id": "…#organization"}; nil if none.
+func (d *Data) ByID(id string) *Item {
+	var found *Item
+	for _, it := range d.Items() {
+		it.walk(0, func(x *Item) {
+			if found == nil && x.ID == id && len(x.Properties)+len(x.Types) > 0 {
+				found = x
+			}
+		})
+		if found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
 // Empty reports whether the page carries no structured data.
 func (d *Data) Empty() bool {
 	return len(d.JSONLD) == 0 && len(d.Microdata) == 0 && len(d.OpenGraph.Meta) == 0 && len(d.Twitter) == 0

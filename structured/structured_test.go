@@ -159,6 +159,12 @@ func TestArticleGraph(t *testing.T) {
 	if a.Item("publisher").ID != "https://www.coastalherald.example/#organization" || a.String("wordCount") != "642" || a.String("isAccessibleForFree") != "true" {
 		t.Errorf("article %+v", a.Properties)
 	}
+	if org := d.ByID(a.Item("publisher").ID); org == nil || org.String("name") != "The Coastal Herald" || org.Item("logo").String("width") != "600" {
+		t.Errorf("publisher by @id: %+v", org)
+	}
+	if d.ByID("https://www.coastalherald.example/#nothing") != nil {
+		t.Error("ByID found an item that is not there")
+	}
 	if !d.Find("ItemPage")[0].Is("https://schema.org/WebPage") {
 		t.Error("a node of two types is not both")
 	}
