@@ -87,13 +87,17 @@ func (it *Item) Values(name string) []Value {
 	if vs, ok := it.Properties[name]; ok {
 		return vs
 	}
+	// Of several names with that local name, the least, so that the
+	// answer does not depend on map order.
 	ln := localName(name)
+	var best string
+	var found []Value
 	for k, vs := range it.Properties {
-		if localName(k) == ln {
-			return vs
+		if localName(k) == ln && (found == nil || k < best) {
+			best, found = k, vs
 		}
 	}
-	return nil
+	return found
 }
 
 // String returns the first text value of property name ("" if none).

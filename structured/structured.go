@@ -65,14 +65,23 @@ var (
 
 // Options bounds a parse. The zero value uses the defaults.
 type Options struct {
-	MaxInputBytes  int
-	MaxBlocks      int
-	MaxBlockBytes  int
-	MaxItems       int
-	MaxProperties  int
-	MaxDepth       int
+	// MaxInputBytes bounds the HTML Parse and ParseBytes read; the rest
+	// of a longer page is ignored.
+	MaxInputBytes int
+	// MaxBlocks bounds the JSON-LD blocks read; MaxBlockBytes the bytes
+	// of each (a longer block is read up to the limit, leniently).
+	MaxBlocks, MaxBlockBytes int
+	// MaxItems bounds the items of a page, nested ones included, JSON-LD
+	// and microdata together; MaxProperties their property values.
+	MaxItems, MaxProperties int
+	// MaxDepth bounds the nesting of JSON values (objects and arrays)
+	// and of microdata items; deeper ones are left out.
+	MaxDepth int
+	// MaxStringBytes bounds each string: a JSON string, a microdata text
+	// value, a meta property; longer ones are cut.
 	MaxStringBytes int
-	MaxMeta        int
+	// MaxMeta bounds the Open Graph and Twitter properties read.
+	MaxMeta int
 }
 
 func (o *Options) withDefaults() Options {
