@@ -3,6 +3,7 @@ package structured
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -241,7 +242,7 @@ func (l *lexer) object(depth int) jnode {
 			key = l.string()
 		case isWordByte(c):
 			l.problem("unquoted key at byte %d", l.i)
-			key = l.word()
+			key = l.key()
 		default:
 			l.stop("object key")
 			return n
@@ -362,6 +363,21 @@ func (l *lexer) word() string {
 		l.i++
 	}
 	return l.boundBytes(l.b[s:l.i])
+}
+
+// key reads an unquoted key: a word, which may hold colons
+// ("schema:name"), up to the colon that ends it ({a:true}).
+func (l *lexer) key() string {
+	start := l.i
+	w := l.word()
+	if i := strings.LastIndexByte(w, ':'); i >= 0 {
+		l.space()
+		if l.i >= len(l.b) || l.b[l.i] != ':' {
+			l.i = start + i
+			return w[:i]
+		}
+	}
+	return w
 }
 
 // number reads a number; one that is not a JSON number is kept as a
