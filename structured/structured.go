@@ -5,12 +5,14 @@
 // products, articles, recipes and breadcrumbs search engines read.
 //
 // The page is parsed into a tree with golang.org/x/net/html, as a browser
-// would, and the tree is walked once, without recursion. Microdata needs
-// the tree (itemref points anywhere in the document and values are the
-// text of whole subtrees), and FromNode walks a tree the caller already has
-// (such as a goquery document's), so a page parsed for CSS selection is not
-// parsed again. goquery would add selector matching, which the walk does
-// not use.
+// would, and the tree is walked once, without recursion, for the JSON-LD
+// blocks, the meta tags and the microdata items; each item's properties
+// are then gathered from its own subtree. Microdata needs the tree
+// (itemref points anywhere in the document and values are the text of
+// whole subtrees), and FromNode walks a tree the caller already has (such
+// as a goquery document's), so a page parsed for CSS selection is not
+// parsed again. goquery itself would add selector matching, which the walk
+// does not use.
 //
 // JSON-LD is read leniently, because pages carry broken blocks: trailing
 // commas, JavaScript comments, HTML comment or CDATA wrappers, raw control
