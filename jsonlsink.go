@@ -51,6 +51,10 @@ type JSONLOptions struct {
 	// estimate (Page.Markdown). Off by default: it runs main-content
 	// extraction, about ten times the CPU of the crawl's own pass.
 	Markdown bool
+	// Structured records the page's structured data (Page.Structured:
+	// JSON-LD blocks, microdata, Open Graph and Twitter properties), for
+	// the HTML pages that carry some; off by default.
+	Structured bool
 }
 
 // PageRecord is one line of a JSONLSink's output.
@@ -78,6 +82,9 @@ type PageRecord struct {
 	Links       []LinkRecord `json:"links,omitempty"`
 	Markdown    string       `json:"markdown,omitempty"`
 	Tokens      int          `json:"tokens,omitempty"`
+	// Structured is the page's structured.Data as JSON
+	// (JSONLOptions.Structured).
+	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
 // LinkRecord is one link of a PageRecord.
@@ -159,6 +166,11 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 				continue
 			}
 			r.Links = append(r.Links, LinkRecord{URL: l.URL, Text: l.Text, Followed: l.Followed, Rejected: l.Rejected})
+		}
+	}
+	if s.opts.Structured {
+		if d, err := p.Structured(); err == nil && !d.Empty() {
+			r.Structured, _ = json.Marshal(d)
 		}
 	}
 	return r

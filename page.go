@@ -90,7 +90,8 @@ type Page struct {
 
 	finalURL *url.URL // FinalURL parsed, for the redirect target's admission
 	doc      *pageDoc // the parsed document, built on demand (HTML)
-	md       *pageMD  // the main content as Markdown, built on demand (HTML)
+	md         *pageMD         // the main content as Markdown, built on demand (HTML)
+	structured *pageStructured // Structured's result, made on demand (guarded by doc.mu)
 }
 
 // Link is one link of a page.
