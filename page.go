@@ -88,8 +88,8 @@ type Page struct {
 	// own is in Redirects.
 	RemoteAddr netip.AddrPort
 
-	finalURL *url.URL // FinalURL parsed, for the redirect target's admission
-	doc      *pageDoc // the parsed document, built on demand (HTML)
+	finalURL   *url.URL        // FinalURL parsed, for the redirect target's admission
+	doc        *pageDoc        // the parsed document, built on demand (HTML)
 	md         *pageMD         // the main content as Markdown, built on demand (HTML)
 	structured *pageStructured // Structured's result, made on demand (guarded by doc.mu)
 }
