@@ -334,6 +334,9 @@ type Config struct {
 	// headless browser and follows the rendered DOM's links (see
 	// RenderConfig). Nil renders nothing.
 	Render *RenderConfig
+	// Usage reads the usage preferences of the pages (Page.Usage) and
+	// applies them (see UsagePolicy). The zero value reads none.
+	Usage UsagePolicy
 
 	// Handler is called for every fetched page, from the worker that
 	// fetched it, before the page's links are queued: it may select in

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/crawlkit/crawlkit/usage"
 )
 
 // JSONLSink writes one JSON object per fetched page (JSON Lines), the
@@ -47,6 +49,9 @@ type JSONLOptions struct {
 	// Text records the page's visible text; Links its links. Both are
 	// off by default: they make records many times larger.
 	Text, Links bool
+	// Usage records the page's usage preferences (Page.Usage), when it
+	// has any.
+	Usage bool
 }
 
 // PageRecord is one line of a JSONLSink's output.
@@ -72,6 +77,8 @@ type PageRecord struct {
 	Noindex     bool         `json:"noindex,omitempty"`
 	Text        string       `json:"text,omitempty"`
 	Links       []LinkRecord `json:"links,omitempty"`
+	// Usage is Page.Usage, with JSONLOptions.Usage.
+	Usage *usage.Signals `json:"usage,omitempty"`
 }
 
 // LinkRecord is one link of a PageRecord.
@@ -140,6 +147,10 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 	}
 	if s.opts.Text {
 		r.Text = p.Text
+	}
+	if s.opts.Usage && !p.Usage.IsZero() {
+		u := p.Usage
+		r.Usage = &u
 	}
 	if s.opts.Links {
 		r.Links = make([]LinkRecord, 0, len(p.Links))
