@@ -404,6 +404,9 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%w: UserAgent %q names a browser's token (%q) where robots.txt needs the crawler's: set RobotsToken, e.g. \"examplebot\", or use the form \"Mozilla/5.0 (compatible; examplebot/1.0; +https://example.com/bot)\"", ErrConfig, c.UserAgent, c.RobotsToken)
 		}
 	}
+	if err := c.Usage.check(); err != nil {
+		return c, err
+	}
 	if !robots.ValidProductToken(c.RobotsToken) {
 		return c, fmt.Errorf("%w: robots.txt product token %q (RobotsToken, or the start of UserAgent %q) is not letters, '-' and '_' only (RFC 9309 §2.2.1: no digits)", ErrConfig, c.RobotsToken, c.UserAgent)
 	}

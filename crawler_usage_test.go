@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/usage"
@@ -81,7 +83,7 @@ func usageCrawl(t *testing.T, s *site, up crawlkit.UsagePolicy, mutate func(*cra
 	cfg := crawlkit.Config{
 		UserAgent:    testAgent,
 		Seeds:        []string{s.srv.URL + "/"},
-		Delay:        1,
+		Delay:        time.Millisecond,
 		AllowPrivate: loopback,
 		Usage:        up,
 		Handler: func(_ context.Context, p *crawlkit.Page) error {
@@ -322,3 +324,16 @@ func readWARCHeaders(t *testing.T, dir string, fn func(h map[string]string, cont
 	}
 }
 
+// TestUsageConfig checks that New refuses a UsagePolicy it cannot apply.
+func TestUsageConfig(t *testing.T) {
+	for _, up := range []crawlkit.UsagePolicy{
+		{Action: crawlkit.UsageSkip + 1},
+		{Action: crawlkit.UsageMark, Purpose: usage.Automated + 1},
+		{Action: crawlkit.UsageMark, TDMRep: true, TDMRepTTL: -1},
+	} {
+		_, err := crawlkit.New(crawlkit.Config{UserAgent: testAgent, Seeds: []string{"http://example.test/"}, Usage: up})
+		if !errors.Is(err, crawlkit.ErrConfig) {
+			t.Errorf("%+v: %v", up, err)
+		}
+	}
+}

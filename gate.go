@@ -122,8 +122,12 @@ func (cr *Crawler) checkRequest(ctx context.Context, u *url.URL) error {
 	if why, retryAt := cr.robotsVerdict(ctx, u.String(), urlnorm.Host(u)); why != reasonNone {
 		return refuse(why, retryAt)
 	}
-	if why := cr.usageGate(ctx, u.String(), urlnorm.Host(u)); why != reasonNone {
-		return refuse(why, time.Time{})
+	// A redirect of a leased URL meets the usage gate too; a sitemap,
+	// fetched outside any lease, is discovery, not content to be used.
+	if lw != nil {
+		if why := cr.usageGate(ctx, u.String(), urlnorm.Host(u)); why != reasonNone {
+			return refuse(why, time.Time{})
+		}
 	}
 	return nil
 }

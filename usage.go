@@ -3,8 +3,10 @@ package crawlkit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,6 +98,20 @@ const (
 	maxTDMOrigins    = 1 << 14
 	maxTDMRedirects  = 5
 )
+
+// check reports a UsagePolicy New must refuse.
+func (u UsagePolicy) check() error {
+	if u.Action > UsageSkip {
+		return fmt.Errorf("%w: Usage.Action %d is not UsageOff, UsageMark or UsageSkip", ErrConfig, u.Action)
+	}
+	if strings.HasPrefix(u.Purpose.String(), "Purpose(") {
+		return fmt.Errorf("%w: Usage.Purpose %d is not a purpose of package usage", ErrConfig, u.Purpose)
+	}
+	if u.TDMRepTTL < 0 {
+		return fmt.Errorf("%w: Usage.TDMRepTTL %v is negative", ErrConfig, u.TDMRepTTL)
+	}
+	return nil
+}
 
 func (s *usageState) stats() UsageStats {
 	return UsageStats{Disallowed: s.disallowed.Load(), Withheld: s.withheld.Load(), TDMRepFetches: s.tdmFetches.Load()}
