@@ -238,7 +238,7 @@ type Signals struct {
 }
 
 // Verdict returns the merged verdict on p.
-func (s *Signals) Verdict(p Purpose) Verdict {
+func (s Signals) Verdict(p Purpose) Verdict {
 	switch p {
 	case Search:
 		return s.Search
@@ -270,7 +270,7 @@ func (s *Signals) set(p Purpose, v Verdict) {
 }
 
 // IsZero reports whether no signal spoke.
-func (s *Signals) IsZero() bool {
+func (s Signals) IsZero() bool {
 	return s.Search == Unknown && s.AITraining == Unknown && s.AIInput == Unknown &&
 		s.GenAITraining == Unknown && s.Automated == Unknown && !s.NoImageAI && s.TDMPolicy == "" && len(s.Sources) == 0
 }
