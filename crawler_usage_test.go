@@ -337,3 +337,43 @@ func TestUsageConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageRedirectAndBrokenTDMRep checks that a redirect to a URL
+// robots.txt reserves is refused like the URL itself, and that an
+// unreadable tdmrep.json means nothing is known: it is fetched once, and
+// the crawl goes on.
+func TestUsageRedirectAndBrokenTDMRep(t *testing.T) {
+	for _, tdm := range []func(w http.ResponseWriter){
+		func(w http.ResponseWriter) { http.Error(w, "oops", http.StatusInternalServerError) },
+		func(w http.ResponseWriter) { io.WriteString(w, `{"location": "/", "tdm-reservation": 1}`) },
+		func(w http.ResponseWriter) { io.WriteString(w, `[{"location": "/", "tdm-reservation": 1}`+strings.Repeat(" ", 70<<10)+`]`) },
+	} {
+		s := serveSite(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				io.WriteString(w, "User-agent: *\nContent-Usage: /closed/ train-ai=n\n")
+			case "/.well-known/tdmrep.json":
+				tdm(w)
+			case "/":
+				writeHTML(w, `<a href="/go">go</a> <a href="/page">page</a>`)
+			case "/go":
+				http.Redirect(w, r, "/closed/x", http.StatusFound)
+			default:
+				writeHTML(w, `<p>`+r.URL.Path+`</p>`)
+			}
+		})
+		got, _, st := usageCrawl(t, s, crawlkit.UsagePolicy{Action: crawlkit.UsageSkip, Purpose: usage.AITraining, TDMRep: true}, nil)
+		if g := strings.Join(keys(got), " "); g != "/ /page" {
+			t.Errorf("handed on %s", g)
+		}
+		if n := s.hit("/closed/x"); n != 0 {
+			t.Errorf("the redirect target robots.txt reserves was requested %d times", n)
+		}
+		if st.URLs.NotFetched[crawlkit.ReasonUsage] != 1 || st.Usage != (crawlkit.UsageStats{TDMRepFetches: 1}) {
+			t.Errorf("NotFetched %v, Stats.Usage %+v", st.URLs.NotFetched, st.Usage)
+		}
+		if p := got["/page"]; p == nil || p.Usage.AITraining != usage.Unknown {
+			t.Errorf("/page usage %+v", p)
+		}
+	}
+}
