@@ -346,7 +346,9 @@ func TestUsageRedirectAndBrokenTDMRep(t *testing.T) {
 	for _, tdm := range []func(w http.ResponseWriter){
 		func(w http.ResponseWriter) { http.Error(w, "oops", http.StatusInternalServerError) },
 		func(w http.ResponseWriter) { io.WriteString(w, `{"location": "/", "tdm-reservation": 1}`) },
-		func(w http.ResponseWriter) { io.WriteString(w, `[{"location": "/", "tdm-reservation": 1}`+strings.Repeat(" ", 70<<10)+`]`) },
+		func(w http.ResponseWriter) {
+			io.WriteString(w, `[{"location": "/", "tdm-reservation": 1}`+strings.Repeat(" ", 70<<10)+`]`)
+		},
 	} {
 		s := serveSite(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 			switch r.URL.Path {
