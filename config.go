@@ -343,6 +343,9 @@ type Config struct {
 	// headless browser and follows the rendered DOM's links (see
 	// RenderConfig). Nil renders nothing.
 	Render *RenderConfig
+	// Usage reads the usage preferences of the pages (Page.Usage) and
+	// applies them (see UsagePolicy). The zero value reads none.
+	Usage UsagePolicy
 
 	// Handler is called for every fetched page, from the worker that
 	// fetched it, before the page's links are queued: it may select in
@@ -409,6 +412,9 @@ func (c Config) withDefaults() (Config, error) {
 		if browserToken(c.RobotsToken) {
 			return c, fmt.Errorf("%w: UserAgent %q names a browser's token (%q) where robots.txt needs the crawler's: set RobotsToken, e.g. \"examplebot\", or use the form \"Mozilla/5.0 (compatible; examplebot/1.0; +https://example.com/bot)\"", ErrConfig, c.UserAgent, c.RobotsToken)
 		}
+	}
+	if err := c.Usage.check(); err != nil {
+		return c, err
 	}
 	if !robots.ValidProductToken(c.RobotsToken) {
 		return c, fmt.Errorf("%w: robots.txt product token %q (RobotsToken, or the start of UserAgent %q) is not letters, '-' and '_' only (RFC 9309 §2.2.1: no digits)", ErrConfig, c.RobotsToken, c.UserAgent)

@@ -148,6 +148,7 @@ type Crawler struct {
 	// nextTrapSave is when the monitor saves the trap learning next.
 	nextTrapSave time.Time
 	guarded      hostSet // hosts whose robots.txt fetch the address guard refused
+	usage        usageState
 	waits        waits
 
 	pages        *pageBudget // nil without MaxPages
@@ -227,6 +228,7 @@ func (cr *Crawler) Stats() Stats {
 	}
 	st := cr.stats.snapshot(started, now, queued, cr.cfg.Workers)
 	st.Waiting = cr.waits.snapshot(now)
+	st.Usage = cr.usage.stats()
 	if cr.totals != nil {
 		t := cr.totals.with(st, now)
 		st.Totals = &t

@@ -38,6 +38,9 @@ func (cr *Crawler) gate(ctx context.Context, rawURL, host string, res *result) b
 		return true
 	}
 	why, retryAt := cr.robotsVerdict(ctx, rawURL, host)
+	if why == reasonNone {
+		why = cr.usageGate(ctx, rawURL, host)
+	}
 	res.gate, res.robotsRetryAt = why, retryAt
 	return why == reasonNone
 }
@@ -118,6 +121,13 @@ func (cr *Crawler) checkRequest(ctx context.Context, u *url.URL) error {
 	}
 	if why, retryAt := cr.robotsVerdict(ctx, u.String(), urlnorm.Host(u)); why != reasonNone {
 		return refuse(why, retryAt)
+	}
+	// A redirect of a leased URL meets the usage gate too; a sitemap,
+	// fetched outside any lease, is discovery, not content to be used.
+	if lw != nil {
+		if why := cr.usageGate(ctx, u.String(), urlnorm.Host(u)); why != reasonNone {
+			return refuse(why, time.Time{})
+		}
 	}
 	return nil
 }

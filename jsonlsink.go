@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/crawlkit/crawlkit/usage"
 )
 
 // JSONLSink writes one JSON object per fetched page (JSON Lines), the
@@ -55,6 +57,9 @@ type JSONLOptions struct {
 	// JSON-LD blocks, microdata, Open Graph and Twitter properties), for
 	// the HTML pages that carry some; off by default.
 	Structured bool
+	// Usage records the page's usage preferences (Page.Usage), when it
+	// has any.
+	Usage bool
 }
 
 // PageRecord is one line of a JSONLSink's output.
@@ -85,6 +90,8 @@ type PageRecord struct {
 	// Structured is the page's structured.Data as JSON
 	// (JSONLOptions.Structured).
 	Structured json.RawMessage `json:"structured,omitempty"`
+	// Usage is Page.Usage, with JSONLOptions.Usage.
+	Usage *usage.Signals `json:"usage,omitempty"`
 }
 
 // LinkRecord is one link of a PageRecord.
@@ -158,6 +165,10 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 		if d, err := p.Markdown(); err == nil {
 			r.Markdown, r.Tokens = d.Markdown, d.Tokens
 		}
+	}
+	if s.opts.Usage && !p.Usage.IsZero() {
+		u := p.Usage
+		r.Usage = &u
 	}
 	if s.opts.Links {
 		r.Links = make([]LinkRecord, 0, len(p.Links))

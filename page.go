@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/extract"
 	"github.com/crawlkit/crawlkit/fetch"
+	"github.com/crawlkit/crawlkit/usage"
 	"github.com/crawlkit/crawlkit/warc"
 )
 
@@ -58,6 +59,10 @@ type Page struct {
 	// Noindex and Nofollow are the page's meta robots / X-Robots-Tag
 	// directives for this crawler.
 	Noindex, Nofollow bool
+	// Usage is what the page's site says about how it may be used, from
+	// robots.txt, the header, the HTML and tdmrep.json (Config.Usage);
+	// empty when Config.Usage.Action is UsageOff.
+	Usage usage.Signals
 
 	// Fingerprint is the SimHash of Text. DuplicateOf is the URL of
 	// another, earlier page whose fingerprint is within
@@ -146,7 +151,8 @@ type Sink interface {
 // request; a hop without one is recorded with the page's), with the Host
 // field taken from the URL. Each exchange's records carry WARC-IP-Address
 // when the address that answered is known (fetch.Hop.RemoteAddr,
-// Page.RemoteAddr).
+// Page.RemoteAddr). A page with usage preferences (Page.Usage) gets a
+// metadata record after its response (see writeUsage).
 type WARCSink struct {
 	w *warc.Writer
 }
@@ -199,8 +205,11 @@ func (s *WARCSink) Write(_ context.Context, p *Page) error {
 		Body:          p.Body,
 		Truncated:     p.Truncated,
 	}
-	_, err := s.w.WriteExchange(ex)
-	return err
+	res, err := s.w.WriteExchange(ex)
+	if err != nil {
+		return err
+	}
+	return s.writeUsage(p, target, res)
 }
 
 // warcIPAddress returns a WARC-IP-Address value for ap: its IP address, or ""

@@ -90,6 +90,10 @@ const (
 	ReasonFilter
 	// ReasonSkipped: the Handler set Link.Skip.
 	ReasonSkipped
+	// ReasonUsage: robots.txt's usage preferences (Content-Usage,
+	// Content-Signal) disallow Config.Usage.Purpose and Config.Usage.Action
+	// is UsageSkip.
+	ReasonUsage
 
 	numReasons
 )
@@ -119,6 +123,7 @@ var reasonNames = [numReasons]string{
 	ReasonMaxPages:          "max-pages",
 	ReasonFilter:            "url-filter",
 	ReasonSkipped:           "skipped",
+	ReasonUsage:             "usage",
 }
 
 // String returns the reason's name, as Link.Rejected and the stats' JSON

@@ -222,10 +222,15 @@ func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) boo
 		}
 		res.fingerprint = p.Fingerprint
 	}
+	// A page whose usage preferences UsageSkip withholds goes to neither
+	// the Handler nor the Sink; its links are followed.
+	withhold := ok2xx && cr.readUsage(ctx, p)
 	// The Handler sees the page before its links are queued, so that it
 	// can skip some (Link.Skip) and add others (Page.Enqueue); the links
 	// are queued even if it fails, as the page's retry may never come.
-	cr.callHandler(ctx, p, res)
+	if !withhold {
+		cr.callHandler(ctx, p, res)
+	}
 	if follow {
 		res.linksErr = cr.followLinks(l, p)
 	}
@@ -237,7 +242,7 @@ func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) boo
 		// later rather than its links lost.
 		cr.cfg.Logger.Warn("queueing links failed; the page will be fetched again", "url", l.URL, "err", res.linksErr)
 	}
-	if res.handlerErr == nil && res.linksErr == nil {
+	if res.handlerErr == nil && res.linksErr == nil && !withhold {
 		// A page fetched again is handed to the Sink then.
 		cr.sink(ctx, p)
 	}

@@ -25,6 +25,8 @@ type Stats struct {
 	WireBytes int64 `json:"wire_bytes"`
 	// SinkErrors counts the pages Config.Sink failed to write.
 	SinkErrors int64 `json:"sink_errors"`
+	// Usage counts what the usage preferences did (Config.Usage).
+	Usage UsageStats `json:"usage"`
 	// LinksRejected counts the links of fetched pages (and seeds, sitemap
 	// entries and redirect targets) that were not queued, by Reason: one
 	// count per occurrence, so a link on every page counts on every page.

@@ -111,6 +111,8 @@ func (b *builder) line(line string, lineNo int) {
 		}
 	case recCrawlDelay:
 		b.crawlDelay(value)
+	default:
+		b.extension(key, value, lineNo)
 	}
 }
 

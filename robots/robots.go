@@ -228,6 +228,7 @@ type Policy struct {
 	size     int    // octets parsed
 	cut      bool   // body longer than MaxFileBytes
 	info     FetchInfo
+	ext      extLines // Content-Usage and Content-Signal lines (usage.go)
 }
 
 // group is one group of the file: its rule indices and crawl-delays.
