@@ -231,11 +231,15 @@ func TestKillRestart(t *testing.T) {
 		t.Errorf("the host that answered 429 with Retry-After: 120 got %d requests within %v, want 1", len(busy), describeGaps(busy))
 	}
 	// The trap protection survives the kills: the distinct trap pages
-	// fetched stay within 10 % of the uninterrupted crawl's. A kill also
-	// repeats the requests it cut off (at most Workers per kill), trap
-	// pages among them.
+	// fetched stay within 10 % of the uninterrupted crawl's, plus what the
+	// kills cut from the detector's learning: it is saved up to four times
+	// a second, and a kill loses what it learned since, one trap page in
+	// four kills at most as measured at a load average of 16 on two cores.
+	// (Without saved learning the kills multiply the trap pages.) A kill
+	// also repeats the requests it cut off (at most Workers per kill),
+	// trap pages among them.
 	distinct, refDistinct := trapPages(web, rep), trapPages(whole, refRep)
-	if float64(distinct) > 1.1*float64(refDistinct)+1 {
+	if float64(distinct) > 1.1*float64(refDistinct)+1+float64(kills)/4 {
 		t.Errorf("%d distinct trap pages fetched over %d kills, %d uninterrupted", distinct, kills, refDistinct)
 	}
 	if repeats := rep.TrapFetches - distinct; repeats > kills*killConfig(nil, nil, "").Workers {
