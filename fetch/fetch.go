@@ -45,6 +45,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -481,11 +482,16 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	if method != http.MethodGet && method != http.MethodHead {
-		return nil, fmt.Errorf("fetch: method %s not supported (GET or HEAD only)", method)
+	if method != http.MethodGet && method != http.MethodHead && method != http.MethodPost {
+		return nil, fmt.Errorf("fetch: method %s not supported (GET, HEAD or POST only)", method)
+	}
+	if req.Body != nil && method != http.MethodPost {
+		return nil, fmt.Errorf("fetch: a request body is sent with POST only, not %s", method)
 	}
 	for attempt := 0; ; attempt++ {
-		last := attempt >= f.cfg.MaxRetries
+		// POST is not idempotent (RFC 9110 §9.2.2): a failure is not
+		// retried, since the server may have acted on the first attempt.
+		last := attempt >= f.cfg.MaxRetries || method == http.MethodPost
 		resp, err, retryURL := f.attempt(ctx, u, method, req, last)
 		if resp != nil {
 			resp.Attempts = attempt + 1
@@ -620,6 +626,13 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 				u.Redacted(), ErrTimeout, errTotalTimeout, f.cfg.Timeout, ex.location.Redacted()), nil
 		}
 		if ex.status == http.StatusSeeOther && method != http.MethodHead {
+			method = http.MethodGet
+		}
+		if method == http.MethodPost && (ex.status == http.StatusMovedPermanently || ex.status == http.StatusFound) {
+			// RFC 9110 §15.4.2, §15.4.3: user agents may change a POST
+			// to a GET for 301 and 302, and browsers do (a login form
+			// answered with a redirect to the member's page). 307 and
+			// 308 repeat the POST with its body.
 			method = http.MethodGet
 		}
 		cur = ex.location
@@ -797,6 +810,15 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 				hr.Header[ck] = v
 			}
 		}
+	}
+	if method == http.MethodPost {
+		body := req.Body
+		hr.Body = io.NopCloser(bytes.NewReader(body))
+		hr.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		hr.ContentLength = int64(len(body))
+	} else if req.Method == http.MethodPost {
+		// A POST a redirect turned into a GET has no body to describe.
+		hr.Header.Del("Content-Type")
 	}
 	if dropCredentials {
 		for k := range hr.Header {
