@@ -118,9 +118,10 @@ type Config struct {
 	// then the other Fetcher's: its transport, dialler, DNS cache, address
 	// guard, connect and TLS timeouts and header size limit (this Config's
 	// DialContext, DNS, AllowCIDRs, DisableGuard, ConnectTimeout,
-	// TLSTimeout and MaxHeaderBytes are not used); setting Client or
-	// Transport as well is an error. Everything else (politeness, limits,
-	// redirects, retries, headers) is this Fetcher's. Closing this Fetcher
+	// TLSTimeout and MaxHeaderBytes are not used); setting Transport, or a
+	// Client with a Transport, as well is an error. Everything else
+	// (politeness, limits, redirects, retries, headers, and the cookie
+	// Jar of a Client without a Transport) is this Fetcher's. Closing this Fetcher
 	// leaves the shared connections open; close the other one last.
 	ShareConns *Fetcher
 	// DialContext is a custom dial function (a proxy, a test network such
@@ -339,8 +340,8 @@ func New(cfg Config) (*Fetcher, error) {
 	f.header.Set("User-Agent", cfg.UserAgent)
 	f.header.Set("Accept-Encoding", acceptEncoding)
 	if o := cfg.ShareConns; o != nil {
-		if cfg.Client != nil || cfg.Transport != nil {
-			return nil, errors.New("fetch: Config.ShareConns cannot be combined with Client or Transport")
+		if cfg.Transport != nil || (cfg.Client != nil && cfg.Client.Transport != nil) {
+			return nil, errors.New("fetch: Config.ShareConns cannot be combined with Transport or a Client's Transport")
 		}
 		f.dns = o.dns
 	}
@@ -357,6 +358,9 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if o := cfg.ShareConns; o != nil {
 		f.client = http.Client{Transport: o.client.Transport}
+		if cfg.Client != nil {
+			f.client.Jar = cfg.Client.Jar
+		}
 		f.transport, f.guard, f.traceGuard, f.dialer = o.transport, o.guard, o.traceGuard, o.dialer
 		f.sharedConns = true
 		f.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"sync"
 	"testing"
@@ -97,5 +98,39 @@ func TestPostBadRequests(t *testing.T) {
 		if _, err := f.Do(context.Background(), r); err == nil || errors.Is(err, context.Canceled) {
 			t.Errorf("%s with %d bytes: err %v, want a refusal", r.Method, len(r.Body), err)
 		}
+	}
+}
+
+// A Fetcher sharing another's connections keeps the cookie Jar of its own
+// Client: a login's Set-Cookie is sent back by the next request.
+func TestShareConnsKeepsJar(t *testing.T) {
+	web := newVirtualWeb(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.SetCookie(w, &http.Cookie{Name: "sid", Value: "42", Path: "/"})
+			http.Redirect(w, r, "/home", http.StatusFound)
+			return
+		}
+		c, err := r.Cookie("sid")
+		if err != nil {
+			io.WriteString(w, "anonymous")
+			return
+		}
+		io.WriteString(w, "sid="+c.Value)
+	}))
+	owner := newTestFetcher(t, web, nil)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestFetcher(t, nil, func(c *Config) {
+		c.ShareConns, c.AllowCIDRs = owner, nil
+		c.Client = &http.Client{Jar: jar}
+	})
+	resp, err := s.Do(context.Background(), &Request{URL: "http://site.test/login", Method: http.MethodPost})
+	if err != nil || string(resp.Body) != "sid=42" {
+		t.Fatalf("got %q, %v; want the cookie set by the POST's answer sent with the redirect", resp.Body, err)
+	}
+	if _, err := New(Config{UserAgent: "x/1.0", ShareConns: owner, Client: &http.Client{Transport: http.DefaultTransport}}); err == nil {
+		t.Error("ShareConns with a Client's Transport was accepted")
 	}
 }
