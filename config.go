@@ -263,8 +263,23 @@ type Config struct {
 	// (net/http/cookiejar with the public suffix list), and sends them
 	// back as a browser would, so that a site that needs a session cookie
 	// can be crawled. Off by default: a crawler usually should not be
-	// tracked from page to page. They are not kept across Runs.
+	// tracked from page to page. With a DataDir they are saved in it
+	// (session cookies too: a crawl's session spans its Runs), every
+	// second and when Run returns, and a later Run starts with them;
+	// without one they are not kept across Runs.
 	Cookies bool
+	// Login signs the crawl in to hosts (keyed as HostHeader is): a
+	// host's LoginFunc is called once, before the first page request of
+	// the host, by the worker that leased it (the host's other workers
+	// wait), and posts a form or JSON through its Session; the cookies
+	// the answers set go with the host's requests afterwards. A login
+	// that fails leaves the host's URLs unfetched for the Run
+	// (ReasonLoginFailed), said once at Info. Login implies Cookies.
+	// Without a DataDir every Run logs in again; with one, a host logged
+	// in by an earlier Run is not logged in again while a cookie of its
+	// domain saved by that Run is live. The crawl itself never submits a
+	// form: its page requests are GET only.
+	Login map[string]LoginFunc
 	// HostHeader adds headers to the page requests of one host (keyed by
 	// host as urlnorm.Host gives it: lower case, default port dropped),
 	// for an API key or an Authorization (see BasicAuth, BearerAuth).
@@ -428,6 +443,12 @@ func (c Config) withDefaults() (Config, error) {
 				}
 			}
 		}
+	}
+	if err := checkLoginHosts(c.Login); err != nil {
+		return c, err
+	}
+	if len(c.Login) > 0 {
+		c.Cookies = true
 	}
 	if len(c.Seeds) == 0 {
 		return c, fmt.Errorf("%w: no Seeds", ErrConfig)

@@ -90,6 +90,9 @@ const (
 	ReasonFilter
 	// ReasonSkipped: the Handler set Link.Skip.
 	ReasonSkipped
+	// ReasonLoginFailed: the host's Config.Login failed in this Run, so
+	// none of its URLs is fetched.
+	ReasonLoginFailed
 
 	numReasons
 )
@@ -119,6 +122,7 @@ var reasonNames = [numReasons]string{
 	ReasonMaxPages:          "max-pages",
 	ReasonFilter:            "url-filter",
 	ReasonSkipped:           "skipped",
+	ReasonLoginFailed:       "login-failed",
 }
 
 // String returns the reason's name, as Link.Rejected and the stats' JSON
