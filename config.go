@@ -17,6 +17,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/httpcache"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/simhash"
 	"github.com/crawlkit/crawlkit/trap"
@@ -354,6 +355,16 @@ type Config struct {
 	// its first content. Content is reported only with near-duplicate
 	// detection on (NearDuplicateBits not negative).
 	Trap trap.Config
+	// Cache, if set, answers page requests from an on-disk response
+	// cache (httpcache.Open), for developing a Handler without fetching
+	// the same pages again and again: a fresh entry (RFC 9111 §4.2) is
+	// served without a request, a stale one is revalidated with a
+	// conditional request whose 304 serves the stored body, and new
+	// answers are stored. Robots.txt is still obeyed and every page still
+	// goes to the Handler; Stats.URLs.CacheHits counts the pages answered
+	// from it. Off (nil) by default: a crawl should see what servers
+	// serve now.
+	Cache *httpcache.Cache
 	// Render, if set, renders the pages whose links need JavaScript in a
 	// headless browser and follows the rendered DOM's links (see
 	// RenderConfig). Nil renders nothing.
