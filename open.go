@@ -168,7 +168,7 @@ func (cr *Crawler) open() error {
 	} else {
 		f, err := frontier.New(frontier.Options{
 			Store:            frontStore,
-			Prioritizer:      cfg.Prioritizer,
+			Prioritizer:      prioritizer(cfg.Prioritizer),
 			Politeness:       politeness,
 			Schedule:         cfg.Recrawl,
 			Now:              cfg.Now,
