@@ -277,9 +277,10 @@ type Config struct {
 	// that fails leaves the host's URLs unfetched for the Run
 	// (ReasonLoginFailed), said once at Info. Login implies Cookies.
 	// Without a DataDir every Run logs in again; with one, a host logged
-	// in by an earlier Run is not logged in again while a cookie of its
-	// domain saved by that Run is live. The crawl itself never submits a
-	// form: its page requests are GET only.
+	// in by an earlier Run less than 12 hours ago is not logged in again
+	// while a cookie of its domain saved then is live (servers forget
+	// sessions too, and a session cookie does not say when). The crawl
+	// itself never submits a form: its page requests are GET only.
 	Login map[string]LoginFunc
 	// HostHeader adds headers to the page requests of one host (keyed by
 	// host as urlnorm.Host gives it: lower case, default port dropped),

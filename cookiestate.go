@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -34,6 +35,11 @@ const cookiesFile = "cookies.json"
 // keep: past them the oldest cookies are not saved (the jar of the Run
 // still holds them).
 const (
+	// loginReuse is how long a login of an earlier Run is trusted: a
+	// server forgets sessions too, and a session cookie does not say
+	// when, so past it the host is logged in again.
+	loginReuse = 12 * time.Hour
+
 	maxCookiesPerDomain = 50
 	maxSavedCookies     = 3000
 	maxCookieBytes      = 4096
@@ -48,7 +54,7 @@ type cookieJar struct {
 	mu        sync.Mutex
 	recs      map[string]savedCookie // by cookieKey
 	perDomain map[string]int         // records by registrable domain
-	hosts     map[string]bool        // hosts logged in
+	hosts     map[string]time.Time   // hosts logged in, and when
 	dirty     bool
 
 	saveMu sync.Mutex // one save at a time
@@ -71,9 +77,9 @@ type savedCookie struct {
 
 // cookiesState is the cookies file.
 type cookiesState struct {
-	Version  int           `json:"version"`
-	Cookies  []savedCookie `json:"cookies"`
-	LoggedIn []string      `json:"logged_in,omitempty"`
+	Version  int                  `json:"version"`
+	Cookies  []savedCookie        `json:"cookies"`
+	LoggedIn map[string]time.Time `json:"logged_in,omitempty"`
 }
 
 // openCookieJar returns the crawl's jar, restored from dir's cookies file
@@ -85,7 +91,7 @@ func openCookieJar(dir string, now func() time.Time) (*cookieJar, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawlkit: cookie jar: %w", err)
 	}
-	j := &cookieJar{jar: jar, now: now, recs: map[string]savedCookie{}, perDomain: map[string]int{}, hosts: map[string]bool{}}
+	j := &cookieJar{jar: jar, now: now, recs: map[string]savedCookie{}, perDomain: map[string]int{}, hosts: map[string]time.Time{}}
 	if dir == "" {
 		return j, nil
 	}
@@ -106,7 +112,8 @@ func openCookieJar(dir string, now func() time.Time) (*cookieJar, error) {
 }
 
 // restore puts st's live cookies into the jar, oldest first, and keeps
-// the logged-in hosts that still have a cookie of their domain.
+// the hosts logged in less than loginReuse ago that still have a cookie
+// of their domain.
 func (j *cookieJar) restore(st cookiesState) {
 	now := j.now()
 	slices.SortStableFunc(st.Cookies, func(a, b savedCookie) int { return a.Set.Compare(b.Set) })
@@ -127,9 +134,9 @@ func (j *cookieJar) restore(st cookiesState) {
 		j.put(cookieKey(u, c), rec)
 		live[rec.Domain] = true
 	}
-	for _, h := range st.LoggedIn {
-		if live[registrableDomain(h)] {
-			j.hosts[h] = true
+	for h, at := range st.LoggedIn {
+		if live[registrableDomain(h)] && now.Sub(at) < loginReuse {
+			j.hosts[h] = at
 		}
 	}
 	j.dirty = false
@@ -225,10 +232,8 @@ func (j *cookieJar) loggedIn(host string) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if !j.hosts[host] {
-		j.hosts[host] = true
-		j.dirty = true
-	}
+	j.hosts[host] = j.now()
+	j.dirty = true
 }
 
 // loggedInHosts returns the hosts an earlier Run logged in to whose
@@ -265,15 +270,12 @@ func (j *cookieJar) save() error {
 	for _, r := range j.recs {
 		st.Cookies = append(st.Cookies, r)
 	}
-	for h := range j.hosts {
-		st.LoggedIn = append(st.LoggedIn, h)
-	}
+	st.LoggedIn = maps.Clone(j.hosts)
 	j.dirty = false
 	j.mu.Unlock()
 	slices.SortFunc(st.Cookies, func(a, b savedCookie) int {
 		return cmp.Or(a.Set.Compare(b.Set), strings.Compare(a.URL, b.URL), strings.Compare(a.SetCookie, b.SetCookie))
 	})
-	slices.Sort(st.LoggedIn)
 	err := writeFileAtomic(j.path, st)
 	if err != nil {
 		j.mu.Lock()

@@ -79,6 +79,18 @@ func TestCookieJarSaveRestore(t *testing.T) {
 	if got, want := names(k, mustURL(t, "https://www.club.test/")), "pref=dark"; got != want {
 		t.Errorf("restored after a minute: %q, want %q", got, want)
 	}
+	if got := k.loggedInHosts(); len(got) != 1 {
+		t.Errorf("logged-in hosts after a minute: %v", got)
+	}
+
+	// A login older than loginReuse is not trusted, live cookies or not.
+	now = now.Add(loginReuse)
+	if k, err = openCookieJar(dir, clock); err != nil {
+		t.Fatal(err)
+	}
+	if got := k.loggedInHosts(); len(got) != 0 {
+		t.Errorf("logged-in hosts after %v: %v", loginReuse, got)
+	}
 }
 
 // The saved cookies are bounded per registrable domain and in all, the
