@@ -57,6 +57,7 @@ func (cr *Crawler) followLinks(l *frontier.Lease, p *Page) error {
 		if isMediaKind(link.Kind) {
 			e.Meta = []byte{metaMedia}
 		}
+		e.Priority = linkPriority(link.Priority)
 		entries = append(entries, e)
 		keys = append(keys, key)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
+	"github.com/crawlkit/crawlkit/httpcache"
 	"github.com/crawlkit/crawlkit/robots"
 	"github.com/crawlkit/crawlkit/simhash"
 	"github.com/crawlkit/crawlkit/trap"
@@ -263,8 +264,24 @@ type Config struct {
 	// (net/http/cookiejar with the public suffix list), and sends them
 	// back as a browser would, so that a site that needs a session cookie
 	// can be crawled. Off by default: a crawler usually should not be
-	// tracked from page to page. They are not kept across Runs.
+	// tracked from page to page. With a DataDir they are saved in it
+	// (session cookies too: a crawl's session spans its Runs), every
+	// second and when Run returns, and a later Run starts with them;
+	// without one they are not kept across Runs.
 	Cookies bool
+	// Login signs the crawl in to hosts (keyed as HostHeader is): a
+	// host's LoginFunc is called once, before the first page request of
+	// the host, by the worker that leased it (the host's other workers
+	// wait), and posts a form or JSON through its Session; the cookies
+	// the answers set go with the host's requests afterwards. A login
+	// that fails leaves the host's URLs unfetched for the Run
+	// (ReasonLoginFailed), said once at Info. Login implies Cookies.
+	// Without a DataDir every Run logs in again; with one, a host logged
+	// in by an earlier Run less than 12 hours ago is not logged in again
+	// while a cookie of its domain saved then is live (servers forget
+	// sessions too, and a session cookie does not say when). The crawl
+	// itself never submits a form: its page requests are GET only.
+	Login map[string]LoginFunc
 	// HostHeader adds headers to the page requests of one host (keyed by
 	// host as urlnorm.Host gives it: lower case, default port dropped),
 	// for an API key or an Authorization (see BasicAuth, BearerAuth).
@@ -339,6 +356,16 @@ type Config struct {
 	// its first content. Content is reported only with near-duplicate
 	// detection on (NearDuplicateBits not negative).
 	Trap trap.Config
+	// Cache, if set, answers page requests from an on-disk response
+	// cache (httpcache.Open), for developing a Handler without fetching
+	// the same pages again and again: a fresh entry (RFC 9111 §4.2) is
+	// served without a request, a stale one is revalidated with a
+	// conditional request whose 304 serves the stored body, and new
+	// answers are stored. Robots.txt is still obeyed and every page still
+	// goes to the Handler; Stats.URLs.CacheHits counts the pages answered
+	// from it. Off (nil) by default: a crawl should see what servers
+	// serve now.
+	Cache *httpcache.Cache
 	// Render, if set, renders the pages whose links need JavaScript in a
 	// headless browser and follows the rendered DOM's links (see
 	// RenderConfig). Nil renders nothing.
@@ -434,6 +461,12 @@ func (c Config) withDefaults() (Config, error) {
 				}
 			}
 		}
+	}
+	if err := checkLoginHosts(c.Login); err != nil {
+		return c, err
+	}
+	if len(c.Login) > 0 {
+		c.Cookies = true
 	}
 	if len(c.Seeds) == 0 {
 		return c, fmt.Errorf("%w: no Seeds", ErrConfig)

@@ -107,6 +107,9 @@ type Crawler struct {
 	mediaFetcher   *fetch.Fetcher
 	sitemapFetcher *fetch.Fetcher
 	robotsFetcher  *fetch.Fetcher
+	sessionFetcher *fetch.Fetcher // Config.Login's requests (login.go)
+	jar            *cookieJar     // Config.Cookies (cookiestate.go)
+	logins         logins
 	robots         *robots.Cache
 	seen           *bloom.Set
 	claims         *claimedStore // the seen set's claims and disk, with a DataDir

@@ -45,7 +45,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 		f = cr.mediaFetcher
 	}
 	fetched := cr.cfg.Now()
-	resp, err := f.Do(context.WithValue(ctx, leaseKey{}, &leaseWork{url: l.URL, res: res}), &fetch.Request{URL: l.URL, Header: header})
+	resp, err := cr.doFetch(context.WithValue(ctx, leaseKey{}, &leaseWork{url: l.URL, res: res}), f, &fetch.Request{URL: l.URL, Header: header})
 	if cr.pages != nil {
 		cr.pages.release(gotResponse(err))
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 
 	"github.com/crawlkit/crawlkit/bloom"
@@ -17,7 +16,6 @@ import (
 	"github.com/crawlkit/crawlkit/simhash"
 	"github.com/crawlkit/crawlkit/trap"
 	"github.com/crawlkit/crawlkit/urlnorm"
-	"golang.org/x/net/publicsuffix"
 )
 
 // Opening and closing a Run: the stores of the DataDir and the components
@@ -104,16 +102,16 @@ func (cr *Crawler) open() error {
 	}
 	var err error
 	if cfg.Cookies {
-		// Each registrable domain keeps its own cookies: the public
-		// suffix list stops a site from setting them for "co.uk".
-		jar, err := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
-		if err != nil {
-			return fmt.Errorf("crawlkit: cookie jar: %w", err)
+		if cr.jar, err = openCookieJar(cfg.DataDir, cfg.Now); err != nil {
+			return err
 		}
-		base.Client = &http.Client{Jar: jar}
+		base.Client = &http.Client{Jar: cr.jar}
 	}
 	if cr.fetcher, err = fetch.New(base); err != nil {
 		return fmt.Errorf("crawlkit: %w", err)
+	}
+	if err := cr.openSession(base); err != nil {
+		return err
 	}
 	// Media and robots.txt fetches go over the page fetcher's connections:
 	// a host's robots.txt and its first page then share one connection.
@@ -170,7 +168,7 @@ func (cr *Crawler) open() error {
 	} else {
 		f, err := frontier.New(frontier.Options{
 			Store:            frontStore,
-			Prioritizer:      cfg.Prioritizer,
+			Prioritizer:      prioritizer(cfg.Prioritizer),
 			Politeness:       politeness,
 			Schedule:         cfg.Recrawl,
 			Now:              cfg.Now,
@@ -274,7 +272,7 @@ func (cr *Crawler) closeAll() error {
 		errs = append(errs, cr.ownFront.Close())
 	}
 	// The fetchers sharing the page fetcher's connections close first.
-	for _, f := range []*fetch.Fetcher{cr.sitemapFetcher, cr.mediaFetcher, cr.robotsFetcher, cr.fetcher} {
+	for _, f := range []*fetch.Fetcher{cr.sessionFetcher, cr.sitemapFetcher, cr.mediaFetcher, cr.robotsFetcher, cr.fetcher} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
@@ -288,6 +286,7 @@ func (cr *Crawler) closeAll() error {
 	if cr.totals != nil {
 		errs = append(errs, cr.saveTotals())
 	}
+	errs = append(errs, cr.jar.save())
 	if cr.db != nil && cr.fetcher != nil {
 		errs = append(errs, cr.saveState())
 	}

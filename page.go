@@ -121,6 +121,14 @@ type Link struct {
 	// (ReasonSkipped): the Handler sees the page before its links are
 	// queued.
 	Skip bool
+	// Priority, set by the Handler, ranks the link in the queue when it
+	// is queued (frontier.Entry.Priority): with the default Prioritizer a
+	// link with a Priority above zero goes into the most urgent band,
+	// with the seeds, ahead of the links its depth would put first; a
+	// Config.Prioritizer reads it as it likes (frontier.OPIC as cash,
+	// the more the sooner). A negative or non-finite Priority is zero. A
+	// link already queued or known keeps its place.
+	Priority float64
 	// Followed is set when the link was queued for fetching or was
 	// already known to the crawl; Rejected says why it was not
 	// ("scope", "depth", "nofollow", "media", a trap rule's reason,

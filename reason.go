@@ -94,6 +94,9 @@ const (
 	// Content-Signal) disallow Config.Usage.Purpose and Config.Usage.Action
 	// is UsageSkip.
 	ReasonUsage
+	// ReasonLoginFailed: the host's Config.Login failed in this Run, so
+	// none of its URLs is fetched.
+	ReasonLoginFailed
 
 	numReasons
 )
@@ -124,6 +127,7 @@ var reasonNames = [numReasons]string{
 	ReasonFilter:            "url-filter",
 	ReasonSkipped:           "skipped",
 	ReasonUsage:             "usage",
+	ReasonLoginFailed:       "login-failed",
 }
 
 // String returns the reason's name, as Link.Rejected and the stats' JSON

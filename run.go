@@ -70,6 +70,9 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 		case now := <-tick.C:
 			cr.stats.tick(now)
 			cr.saveCrawlState()
+			if err := cr.jar.save(); err != nil {
+				cr.cfg.Logger.Warn("saving the cookies", "err", err)
+			}
 			if cr.totals != nil && now.Sub(lastSave) >= totalsEvery {
 				lastSave = now
 				if err := cr.saveTotals(); err != nil {
@@ -190,7 +193,7 @@ func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) boo
 		res.redirectFetched = true
 		return true
 	}
-	if !cr.gate(ctx, l.URL, l.Host, res) {
+	if !cr.gate(ctx, l.URL, l.Host, res) || !cr.loginGate(ctx, l, res) {
 		return ctx.Err() == nil
 	}
 	p, ok := cr.fetchPage(ctx, l, media, res)

@@ -100,6 +100,10 @@ type URLStats struct {
 	// because this Run had already fetched them as the target of another
 	// URL's redirect (http:// to https://, say) after they were queued.
 	FetchedByRedirect int64 `json:"fetched_by_redirect"`
+	// CacheHits counts the Fetched pages answered from Config.Cache:
+	// fresh entries served without a request, and stale ones a 304
+	// revalidated.
+	CacheHits int64 `json:"cache_hits,omitempty"`
 }
 
 // Throughput is in pages per second.
@@ -166,6 +170,7 @@ type counters struct {
 	duplicates, linksTruncated                       atomic.Int64
 	bytes, wireBytes, sinkErrors, redirectFetched    atomic.Int64
 	activeWorkers                                    atomic.Int64
+	cacheHits                                        atomic.Int64
 	hostsBlocked                                     atomic.Int64
 	// By reason: links not queued, queued URLs given up, URLs put back.
 	linksRejected, notFetched, deferred reasonCounts
@@ -344,6 +349,7 @@ func (c *counters) snapshot(started, now time.Time, queued int64, workers int) S
 			Deferred:        c.deferred.snapshot(),
 
 			FetchedByRedirect: c.redirectFetched.Load(),
+			CacheHits:         c.cacheHits.Load(),
 		},
 		Throughput:    Throughput{Current: current, Average: avg, Peak: peak},
 		Hosts:         HostStats{Discovered: hosts, Active: active, Blocked: c.hostsBlocked.Load()},

@@ -45,6 +45,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -117,9 +118,10 @@ type Config struct {
 	// then the other Fetcher's: its transport, dialler, DNS cache, address
 	// guard, connect and TLS timeouts and header size limit (this Config's
 	// DialContext, DNS, AllowCIDRs, DisableGuard, ConnectTimeout,
-	// TLSTimeout and MaxHeaderBytes are not used); setting Client or
-	// Transport as well is an error. Everything else (politeness, limits,
-	// redirects, retries, headers) is this Fetcher's. Closing this Fetcher
+	// TLSTimeout and MaxHeaderBytes are not used); setting Transport, or a
+	// Client with a Transport, as well is an error. Everything else
+	// (politeness, limits, redirects, retries, headers, and the cookie
+	// Jar of a Client without a Transport) is this Fetcher's. Closing this Fetcher
 	// leaves the shared connections open; close the other one last.
 	ShareConns *Fetcher
 	// DialContext is a custom dial function (a proxy, a test network such
@@ -338,8 +340,8 @@ func New(cfg Config) (*Fetcher, error) {
 	f.header.Set("User-Agent", cfg.UserAgent)
 	f.header.Set("Accept-Encoding", acceptEncoding)
 	if o := cfg.ShareConns; o != nil {
-		if cfg.Client != nil || cfg.Transport != nil {
-			return nil, errors.New("fetch: Config.ShareConns cannot be combined with Client or Transport")
+		if cfg.Transport != nil || (cfg.Client != nil && cfg.Client.Transport != nil) {
+			return nil, errors.New("fetch: Config.ShareConns cannot be combined with Transport or a Client's Transport")
 		}
 		f.dns = o.dns
 	}
@@ -356,6 +358,9 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if o := cfg.ShareConns; o != nil {
 		f.client = http.Client{Transport: o.client.Transport}
+		if cfg.Client != nil {
+			f.client.Jar = cfg.Client.Jar
+		}
 		f.transport, f.guard, f.traceGuard, f.dialer = o.transport, o.guard, o.traceGuard, o.dialer
 		f.sharedConns = true
 		f.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -481,11 +486,16 @@ func (f *Fetcher) Do(ctx context.Context, req *Request) (*Response, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	if method != http.MethodGet && method != http.MethodHead {
-		return nil, fmt.Errorf("fetch: method %s not supported (GET or HEAD only)", method)
+	if method != http.MethodGet && method != http.MethodHead && method != http.MethodPost {
+		return nil, fmt.Errorf("fetch: method %s not supported (GET, HEAD or POST only)", method)
+	}
+	if req.Body != nil && method != http.MethodPost {
+		return nil, fmt.Errorf("fetch: a request body is sent with POST only, not %s", method)
 	}
 	for attempt := 0; ; attempt++ {
-		last := attempt >= f.cfg.MaxRetries
+		// POST is not idempotent (RFC 9110 §9.2.2): a failure is not
+		// retried, since the server may have acted on the first attempt.
+		last := attempt >= f.cfg.MaxRetries || method == http.MethodPost
 		resp, err, retryURL := f.attempt(ctx, u, method, req, last)
 		if resp != nil {
 			resp.Attempts = attempt + 1
@@ -620,6 +630,13 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 				u.Redacted(), ErrTimeout, errTotalTimeout, f.cfg.Timeout, ex.location.Redacted()), nil
 		}
 		if ex.status == http.StatusSeeOther && method != http.MethodHead {
+			method = http.MethodGet
+		}
+		if method == http.MethodPost && (ex.status == http.StatusMovedPermanently || ex.status == http.StatusFound) {
+			// RFC 9110 §15.4.2, §15.4.3: user agents may change a POST
+			// to a GET for 301 and 302, and browsers do (a login form
+			// answered with a redirect to the member's page). 307 and
+			// 308 repeat the POST with its body.
 			method = http.MethodGet
 		}
 		cur = ex.location
@@ -797,6 +814,15 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 				hr.Header[ck] = v
 			}
 		}
+	}
+	if method == http.MethodPost {
+		body := req.Body
+		hr.Body = io.NopCloser(bytes.NewReader(body))
+		hr.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		hr.ContentLength = int64(len(body))
+	} else if req.Method == http.MethodPost {
+		// A POST a redirect turned into a GET has no body to describe.
+		hr.Header.Del("Content-Type")
 	}
 	if dropCredentials {
 		for k := range hr.Header {

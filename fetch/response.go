@@ -11,8 +11,15 @@ import (
 type Request struct {
 	// URL is the absolute http or https URL to fetch.
 	URL string
-	// Method is GET (the default) or HEAD.
+	// Method is GET (the default), HEAD or POST. A crawl's page requests
+	// are GET or HEAD only; POST is for an explicit exchange such as a
+	// login form (crawlkit.Session), with Body as its content: it is not
+	// retried (RFC 9110 §9.2.2), a 301 or 302 answer to it is followed
+	// with a GET and a 307 or 308 with the POST again.
 	Method string
+	// Body is the content of a POST (nil: none); its Content-Type goes
+	// in Header. Other methods refuse a Body.
+	Body []byte
 	// Header holds extra request headers; they override the Fetcher's
 	// defaults except User-Agent and the conditional and encoding headers
 	// the Fetcher manages. Keys need not be canonical. Host,
