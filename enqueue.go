@@ -25,8 +25,9 @@ var ErrEnqueue = errors.New("crawlkit: enqueue")
 
 // enqueued is a URL a Handler added.
 type enqueued struct {
-	url  string
-	data []byte
+	url      string
+	data     []byte
+	priority float64
 }
 
 // Enqueue adds rawURL, resolved against the page's final URL, to the
@@ -36,6 +37,13 @@ type enqueued struct {
 // if the Handler returns an error (the page is fetched again, and its
 // Handler asked again).
 func (p *Page) Enqueue(rawURL string, data []byte) error {
+	return p.EnqueuePriority(rawURL, 0, data)
+}
+
+// EnqueuePriority is Enqueue with a priority, read as Link.Priority is: a
+// positive one queues the URL in the most urgent band (or, with
+// Config.Prioritizer, as frontier.Entry.Priority).
+func (p *Page) EnqueuePriority(rawURL string, priority float64, data []byte) error {
 	if p.doc == nil {
 		return fmt.Errorf("%w: the Page was not fetched by a Crawler", ErrEnqueue)
 	}
@@ -54,7 +62,7 @@ func (p *Page) Enqueue(rawURL string, data []byte) error {
 	}
 	p.doc.mu.Lock()
 	defer p.doc.mu.Unlock()
-	p.doc.added = append(p.doc.added, enqueued{url: u.String(), data: append([]byte(nil), data...)})
+	p.doc.added = append(p.doc.added, enqueued{url: u.String(), data: append([]byte(nil), data...), priority: priority})
 	return nil
 }
 
@@ -82,6 +90,7 @@ func (cr *Crawler) followEnqueued(l *frontier.Lease, p *Page) error {
 			continue
 		}
 		e.Meta = append([]byte{metaPage}, a.data...)
+		e.Priority = linkPriority(a.priority)
 		entries = append(entries, e)
 		keys = append(keys, key)
 	}

@@ -61,3 +61,45 @@ func TestLinkPriority(t *testing.T) {
 		}
 	}
 }
+
+// TestEnqueuePriority checks that a URL a Handler enqueues with a positive
+// priority is fetched before the page's links.
+func TestEnqueuePriority(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			writeHTML(w, `<a href="/a">a</a><a href="/b">b</a>`)
+		default:
+			writeHTML(w, "<p>leaf</p>")
+		}
+	})
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: testAgent, Seeds: []string{"http://shop.test/"}, DialContext: s.dial, AllowPrivate: loopback,
+		Delay: crawlkit.NoDelay, Workers: 1,
+		Handler: func(_ context.Context, p *crawlkit.Page) error {
+			mu.Lock()
+			order = append(order, strings.TrimPrefix(p.URL, "http://shop.test")+string(p.Data))
+			mu.Unlock()
+			if p.Depth == 0 {
+				if err := p.Enqueue("/later", []byte("+plain")); err != nil {
+					return err
+				}
+				return p.EnqueuePriority("/api/next", 5, []byte("+urgent"))
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(order, " "), "/ /api/next+urgent /a /b /later+plain"; got != want {
+		t.Errorf("fetched %s, want %s", got, want)
+	}
+}
