@@ -407,55 +407,6 @@ func TestHandlerErrorRetriesThePage(t *testing.T) {
 	}
 }
 
-func TestDashboardSnapshot(t *testing.T) {
-	web := newWeb(t, crawltest.Config{Hosts: 6, PagesPerHost: 6, Seed: 13, Agent: "crawlkit-test", NoTraps: true,
-		CrawlDelay: 20 * time.Millisecond})
-	var log pageLog
-	c, err := crawlkit.New(crawlConfig(web, &log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	snap := c.DashboardSnapshot()
-	if snap.URLs.Fetched != int64(len(log.pages)) {
-		t.Errorf("snapshot fetched %d, handler saw %d", snap.URLs.Fetched, len(log.pages))
-	}
-	var hostFetches int64
-	for _, h := range snap.TopHosts {
-		hostFetches += h.Fetched
-	}
-	if len(snap.TopHosts) == 0 || hostFetches != snap.URLs.Fetched {
-		t.Errorf("top hosts account for %d of %d fetches: %+v", hostFetches, snap.URLs.Fetched, snap.TopHosts)
-	}
-	if snap.Errors.Client == 0 {
-		t.Error("the web has broken links, but no 4xx was counted")
-	}
-	if snap.NotFetched["robots"] == 0 || len(snap.LinksRejected) == 0 {
-		t.Errorf("snapshot reasons: not fetched %v, links rejected %v, waiting %v", snap.NotFetched, snap.LinksRejected, snap.Waiting)
-	}
-	if snap.Errors.Robots != snap.URLs.BlockedByRobots {
-		t.Errorf("robots errors %d, stats %d", snap.Errors.Robots, snap.URLs.BlockedByRobots)
-	}
-	// crawltest deals out a robots.txt answering 503 to some hosts: they
-	// are listed as blocked.
-	if len(snap.BlockedHosts) == 0 || int64(len(snap.BlockedHosts)) != snap.Hosts.Blocked {
-		t.Errorf("blocked hosts %v, stats say %d", snap.BlockedHosts, snap.Hosts.Blocked)
-	}
-
-	d, err := c.NewDashboard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	rec := httptest.NewRecorder()
-	d.ServeHTTP(rec, httptest.NewRequest("GET", "/api/snapshot", nil))
-	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"fetched"`) {
-		t.Errorf("dashboard snapshot endpoint: %d %s", rec.Code, rec.Body.String())
-	}
-}
-
 // flakyQueue fails its first Next calls, as a shared queue does while its
 // database restarts.
 type flakyQueue struct {

@@ -7,8 +7,8 @@ import (
 )
 
 // TestRootLinksNoHeavyDependencies checks that a program using only the
-// root package (an in-memory Crawler) does not link the store, metrics and
-// browser libraries of the packages it may opt into.
+// root package (an in-memory Crawler) does not link the store, metrics,
+// dashboard and browser libraries of the packages it may opt into.
 func TestRootLinksNoHeavyDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/crawlkit/crawlkit").Output()
 	if err != nil {
@@ -21,6 +21,7 @@ func TestRootLinksNoHeavyDependencies(t *testing.T) {
 		"github.com/nats-io/",
 		"github.com/jackc/pgx",
 		"github.com/redis/go-redis",
+		"github.com/crawlkit/crawlkit/dashboard",
 	} {
 		for _, dep := range strings.Fields(string(out)) {
 			if strings.HasPrefix(dep, heavy) {

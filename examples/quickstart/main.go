@@ -40,6 +40,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crawlkit/crawlkit/dashboard/live"
+
 	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
 
 	"github.com/crawlkit/crawlkit"
@@ -174,7 +176,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("-stats-addr: %w", err)
 		}
-		dash, err := c.NewDashboard()
+		dash, err := live.New(c)
 		if err != nil {
 			return err
 		}
