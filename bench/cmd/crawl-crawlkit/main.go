@@ -1,7 +1,7 @@
 // Command crawl-crawlkit crawls a benchweb synthetic web with
 // crawlkit.Crawler and prints one JSON line of results (harness.Result).
 //
-//	crawl-crawlkit -web 127.0.0.1:PORT -control 127.0.0.1:PORT [-max-pages N] [-delay 1s]
+//	crawl-crawlkit -web 127.0.0.1:PORT -control 127.0.0.1:PORT [-max-pages N] [-delay 1s] [-ca CA.pem] [-data-dir DIR]
 package main
 
 import (
@@ -23,6 +23,11 @@ func main() {
 		seeds, err := harness.NewControl(p.Control).Seeds()
 		if err != nil {
 			return 0, err
+		}
+		if p.CAFile != "" {
+			if err := trustOnly(p.CAFile); err != nil {
+				return 0, err
+			}
 		}
 		var pages atomic.Int64
 		c, err := crawlkit.New(crawlkit.Config{

@@ -42,8 +42,12 @@ func main() {
 		if err != nil {
 			return 0, err
 		}
+		tr, err := harness.TransportFor(p)
+		if err != nil {
+			return 0, err
+		}
 		client := &http.Client{
-			Transport:     harness.Transport(p.Web),
+			Transport:     tr,
 			CheckRedirect: gocrawl.HttpClient.CheckRedirect,
 		}
 		ext := &extender{ctx: ctx, p: p, client: client, depth: make(map[string]int, 1<<16)}
