@@ -106,7 +106,7 @@ var (
 
 // assetHost is where the URLs of images, scripts and other non-page
 // references point; it answers 404.
-const assetHost = "cdn.realistic.test"
+const assetHost = "cdn-static.test"
 
 // clean removes what would lead a crawler out of the synthetic web.
 func clean(page string) string {

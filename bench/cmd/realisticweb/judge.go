@@ -32,6 +32,7 @@ type counts struct {
 	pages   int
 	robots  int
 	notFnd  int
+	nfURLs  []string
 	offWeb  int
 	robViol int
 	robURLs []string
@@ -137,6 +138,9 @@ func (j *judge) begin(h int, spelled string, id int) (end func()) {
 	j.perURL[spelled]++
 	if id < 0 {
 		j.notFnd++
+		if len(j.nfURLs) < 10 {
+			j.nfURLs = append(j.nfURLs, spelled)
+		}
 	} else {
 		if j.perPage[id] > 0 {
 			if j.perURL[spelled] > 1 {
@@ -189,7 +193,7 @@ func (s *site) lookup(spelled string) int {
 type report struct {
 	Pages, RobotsFetches, NotFound, OffWeb                int
 	RobotsViolations, BeforeRobots                        int
-	RobotsViolationURLs                                   []string
+	RobotsViolationURLs, NotFoundURLs                     []string
 	SpacingViolations, ConcurrencyViolations              int
 	ExactRepeats, SpellingRepeats, Covered, TLSHandshakes int
 	WireBytes, DecodedBytes                               int64
@@ -208,6 +212,7 @@ func (j *judge) report() report {
 	return report{
 		Pages: j.pages, RobotsFetches: j.robots, NotFound: j.notFnd, OffWeb: j.offWeb,
 		RobotsViolations: j.robViol, BeforeRobots: j.before, RobotsViolationURLs: append([]string(nil), j.robURLs...),
+		NotFoundURLs:      append([]string(nil), j.nfURLs...),
 		SpacingViolations: j.spacing, ConcurrencyViolations: j.concur,
 		ExactRepeats: j.exact, SpellingRepeats: j.spell, Covered: covered, TLSHandshakes: j.shakes,
 		WireBytes: j.wire, DecodedBytes: j.decoded,

@@ -5,7 +5,7 @@
 //     PEM file (-ca-file, named in the info line) that each crawler loads
 //     into its root pool; HTTP/2 for clients that offer it (Go's server
 //     negotiates h2 over TLS by default), HTTP/1.1 otherwise;
-//   - hosts hNNNN.realistic.test (one certificate for *.realistic.test),
+//   - hosts hNNNN.test, each with its own certificate signed by the CA,
 //     which crawlers reach through a dialer that sends every *.test host to
 //     this server, each with 10–20 pages (-min-pages, -max-pages) and a
 //     robots.txt: Disallow /private/ (60 %), the same with Crawl-delay
@@ -66,6 +66,7 @@ func run(args []string) error {
 	caFile := fs.String("ca-file", "", "file to write the test CA's PEM certificate to (default: in a temporary directory)")
 	agent := fs.String("agent", "benchbot", "robots.txt product token (informational: every group is for *)")
 	maxDepth := fs.Int("max-depth", 5, "depth bound of the ground truth (0: none)")
+	cacheDir := fs.String("cache-dir", defaultCacheDir(), "directory to keep built webs in, keyed by the flags and corpus (empty: no cache)")
 	watchStdin := fs.Bool("stdin", true, "exit when standard input is closed")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,21 +84,24 @@ func run(args []string) error {
 	}
 
 	began := time.Now()
-	c, err := loadCorpus(*corpusDir)
-	if err != nil {
-		return err
-	}
 	s := newSite(*seed, *hosts, *minPages, *maxPages)
-	bodies := buildAll(s, c)
-	truth := s.truth(*maxDepth)
-	cert, err := newTestCA(*caFile)
+	key, err := cacheKey(*seed, *hosts, *minPages, *maxPages, *corpusDir)
 	if err != nil {
 		return err
 	}
+	bodies, cached, err := loadOrBuild(s, *corpusDir, *cacheDir, key)
+	if err != nil {
+		return err
+	}
+	truth := s.truth(*maxDepth)
 	j := newJudge(s, truth)
 	w := &web{s: s, bodies: bodies, j: j, hostIdx: map[string]int{}, latency: drawLatency}
 	for i, h := range s.hosts {
 		w.hostIdx[h.name] = i
+	}
+	certs, err := newIssuer(*caFile, w.knows)
+	if err != nil {
+		return err
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -108,8 +112,8 @@ func run(args []string) error {
 		Handler:           w,
 		ReadHeaderTimeout: 30 * time.Second,
 		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			MinVersion:   tls.VersionTLS12,
+			GetCertificate: certs.GetCertificate,
+			MinVersion:     tls.VersionTLS12,
 			VerifyConnection: func(tls.ConnectionState) error {
 				j.handshake()
 				return nil
@@ -173,8 +177,8 @@ func run(args []string) error {
 	go func() { errc <- csrv.Serve(ctl) }()
 	defer csrv.Close()
 
-	fmt.Fprintf(os.Stderr, "realisticweb: %d hosts, %d pages (median %.0f KB, mean %.0f KB, max %.0f KB, median %d links), truth %d pages, built in %s\n",
-		*hosts, len(s.pages), info.MedianPageKB, info.MeanPageKB, info.MaxPageKB, info.MedianLinks, len(truth), time.Since(began).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "realisticweb: %d hosts, %d pages (median %.0f KB, mean %.0f KB, max %.0f KB, median %d links), truth %d pages, %s in %s\n",
+		*hosts, len(s.pages), info.MedianPageKB, info.MeanPageKB, info.MaxPageKB, info.MedianLinks, len(truth), map[bool]string{true: "loaded from cache", false: "built"}[cached], time.Since(began).Round(time.Millisecond))
 	line, _ := json.Marshal(info)
 	fmt.Println(string(line))
 
@@ -194,6 +198,14 @@ func run(args []string) error {
 	}
 }
 
+func defaultCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "crawlkit-bench")
+}
+
 func selfCPU() time.Duration {
 	u, err := harness.SelfUsage()
 	if err != nil {
@@ -210,7 +222,7 @@ func toHarness(r report, truthUnique, maxDepth int, cpu time.Duration) harness.S
 		ExactRepeats: r.ExactRepeats, SpellingRepeats: r.SpellingRepeats,
 		TruthUnique: truthUnique, Covered: r.Covered, MaxDepth: maxDepth, ServerCPUSeconds: cpu.Seconds(),
 		WireBytes: r.WireBytes, DecodedBytes: r.DecodedBytes, Encodings: r.Encodings, Protocols: r.Protocols,
-		TLSHandshakes: r.TLSHandshakes, OffWeb: r.OffWeb,
+		TLSHandshakes: r.TLSHandshakes, OffWeb: r.OffWeb, NotFoundURLs: r.NotFoundURLs,
 	}
 	if truthUnique > 0 {
 		out.Coverage = float64(r.Covered) / float64(truthUnique)

@@ -27,6 +27,12 @@ type web struct {
 	count   atomic.Int64
 }
 
+// knows reports whether name is a host this server answers for.
+func (w *web) knows(name string) bool {
+	_, ok := w.hostIdx[name]
+	return ok || name == assetHost
+}
+
 // drawLatency is a server's time to answer: log-normal with median 60 ms
 // and σ 0.6, within 20–300 ms.
 func drawLatency() time.Duration {

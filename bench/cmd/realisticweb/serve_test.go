@@ -25,18 +25,18 @@ func testWeb(t *testing.T) (*web, *http.Client) {
 	bodies := buildAll(s, c)
 	truth := s.truth(5)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	cert, err := newTestCA(caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	j := newJudge(s, truth)
 	w := &web{s: s, bodies: bodies, j: j, hostIdx: map[string]int{}, latency: func() time.Duration { return 0 }}
 	for i, h := range s.hosts {
 		w.hostIdx[h.name] = i
 	}
+	certs, err := newIssuer(caFile, w.knows)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(w)
 	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert},
+	srv.TLS = &tls.Config{GetCertificate: certs.GetCertificate,
 		VerifyConnection: func(tls.ConnectionState) error { j.handshake(); return nil }}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -144,7 +144,7 @@ func TestJudge(t *testing.T) {
 	get(t, c, base+"/?utm_source=x", "gzip")                // spelling repeat
 	get(t, c, "https://"+w.s.hosts[h].name+":443/", "gzip") // spelling repeat (default port)
 	get(t, c, base+"/no-such-page.html", "gzip")            // not found
-	get(t, c, "https://cdn.realistic.test/a", "gzip")       // off the web
+	get(t, c, "https://"+assetHost+"/a", "gzip")            // off the web
 	rep := w.j.report()
 	if rep.Pages != 7 || rep.RobotsFetches != 1 || rep.BeforeRobots != 1 || rep.RobotsViolations != 1 ||
 		rep.ExactRepeats != 2 || rep.SpellingRepeats != 2 || rep.NotFound != 1 || rep.OffWeb != 1 {

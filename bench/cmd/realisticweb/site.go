@@ -12,11 +12,10 @@ import (
 // function of (seed, host, page, slot) through hash, so a web is the same
 // every time it is built with the same flags.
 
-// domain is the synthetic hosts' parent domain; host i is
-// hNNNN.realistic.test, covered by the certificate's *.realistic.test.
-const domain = "realistic.test"
-
-func hostName(i int) string { return fmt.Sprintf("h%04d.%s", i, domain) }
+// Host i is hNNNN.test: each host a domain of its own under the reserved
+// .test TLD (RFC 6761), as separate sites are, so that no crawler takes
+// thousands of hosts under one domain for a host-minting trap.
+func hostName(i int) string { return fmt.Sprintf("h%04d.test", i) }
 
 // robotsKind is what a host's /robots.txt serves.
 type robotsKind int

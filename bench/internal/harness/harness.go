@@ -140,6 +140,8 @@ type ServerReport struct {
 	// OffWeb counts requests for hosts or paths the web does not have
 	// (never linked from a page as a page).
 	OffWeb int `json:"off_web,omitempty"`
+	// NotFoundURLs holds the first few page requests answered 404.
+	NotFoundURLs []string `json:"not_found_urls,omitempty"`
 }
 
 // WebInfo is the line cmd/benchweb prints on standard output once it serves:
