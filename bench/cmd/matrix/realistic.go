@@ -165,7 +165,7 @@ func webLine(info harness.WebInfo) string {
 // crawlkit ÷ colly line.
 func realisticReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", s.Title, webLine(info))
+	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, webLine(info))
 	fmt.Fprintf(&b, "Every crawler: %d requests in flight (crawlkit Workers, colly's Parallelism; gocrawl runs one worker per host and has no such knob), "+
 		"-delay 1 ms between requests to a host, depth ≤ 5. Medians of %d runs, crawlers alternating. CPU is user+sys of the crawler process; "+
 		"decoded MB/s is the server's decoded bytes of the pages it sent ÷ elapsed time; violations and duplicates are the worst run.\n\n",
@@ -226,7 +226,7 @@ func realisticReport(s runSpec, names []string, info harness.WebInfo, res map[st
 // durable ÷ memory pages/s line.
 func durableReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", s.Title, webLine(info))
+	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, webLine(info))
 	fmt.Fprintf(&b, "crawlkit with Config.DataDir (crawl state in Pebble, a new directory each run) against crawlkit in memory, "+
 		"%d workers, medians of %d runs alternating.\n\n", realisticWorkers, reps)
 	b.WriteString("| state | pages/s (runs) | median pages/s | CPU ms / page (runs) | median CPU ms / page | peak RSS MB | pages | elapsed s | coverage | exact dup | spelling dup | robots viol. | politeness viol. |\n")
