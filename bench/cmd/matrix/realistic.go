@@ -272,7 +272,7 @@ func writeMarked(path, name, text string) error {
 // header is the machine and command line of a realistic or durable section.
 func header(command, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s, %d cores (shared with other jobs). Load average at start %s, at end %s. Took %s.\n\n",
+	fmt.Fprintf(&b, "Machine: %s, %d cores (shared with other jobs). Load average at start %s, at end %s. The command took %s.\n\n",
 		cpuModel(), numCPU(), load0, load1, took.Round(time.Second))
 	if command != "" {
 		fmt.Fprintf(&b, "Command (from the repository root): `%s`\n", command)
