@@ -6,14 +6,16 @@ require (
 	github.com/PuerkitoBio/gocrawl v1.1.0
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/PuerkitoBio/purell v1.2.1
+	github.com/andybalholm/brotli v1.2.8
 	github.com/crawlkit/crawlkit v0.0.0
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/klauspost/compress v1.20.3
+	golang.org/x/net v0.62.0
 )
 
 require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3 // indirect
 	github.com/DataDog/zstd v1.4.5 // indirect
-	github.com/andybalholm/brotli v1.2.8 // indirect
 	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/antchfx/htmlquery v1.3.5 // indirect
 	github.com/antchfx/xmlquery v1.5.0 // indirect
@@ -39,7 +41,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/itlightning/dateparse v0.2.1 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -55,7 +56,6 @@ require (
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	github.com/temoto/robotstxt v1.1.2 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
-	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect

@@ -35,7 +35,11 @@ func main() {
 			colly.MaxDepth(p.MaxDepth+1),
 		)
 		c.IgnoreRobotsTxt = false
-		c.WithTransport(harness.Transport(p.Web))
+		tr, err := harness.TransportFor(p)
+		if err != nil {
+			return 0, err
+		}
+		c.WithTransport(tr)
 		if *perHost {
 			rules := make([]*colly.LimitRule, 0, len(seeds))
 			for _, s := range seeds {

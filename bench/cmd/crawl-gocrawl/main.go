@@ -28,6 +28,7 @@ import (
 
 	"github.com/PuerkitoBio/gocrawl"
 	"github.com/PuerkitoBio/goquery"
+	"github.com/PuerkitoBio/purell"
 	"github.com/crawlkit/crawlkit/bench/internal/harness"
 )
 
@@ -42,8 +43,12 @@ func main() {
 		if err != nil {
 			return 0, err
 		}
+		tr, err := harness.TransportFor(p)
+		if err != nil {
+			return 0, err
+		}
 		client := &http.Client{
-			Transport:     harness.Transport(p.Web),
+			Transport:     tr,
 			CheckRedirect: gocrawl.HttpClient.CheckRedirect,
 		}
 		ext := &extender{ctx: ctx, p: p, client: client, depth: make(map[string]int, 1<<16)}
@@ -56,6 +61,13 @@ func main() {
 		opts.CrawlDelay = p.Delay
 		opts.SameHostOnly = false
 		opts.LogFlags = gocrawl.LogNone
+		if p.CAFile != "" {
+			// gocrawl's default normalization (purell.FlagsAllGreedy)
+			// turns https:// into http://, and it asks for robots.txt at
+			// the normalized URL: on an HTTPS-only web every robots.txt
+			// request would fail and every host count as having none.
+			opts.URLNormalizationFlags &^= purell.FlagForceHTTP
+		}
 		// A worker that dies of idleness can race with a URL being
 		// stacked for it; the URL is lost, the crawler's count of
 		// pending URLs never reaches zero and Run never returns (seen

@@ -55,6 +55,13 @@ type runSpec struct {
 	Crawl    []string // flags for every crawler command
 	PerCrawl map[string][]string
 	Polite   bool
+	// Server is the web's command (default benchweb). Kind is "" for the
+	// tables of the e2e section, "realistic" or "durable" for theirs
+	// (realistic.go). Variants, if set, replaces the crawler list: each
+	// variant is a crawler command run with extra flags.
+	Server   string
+	Kind     string
+	Variants []variant
 }
 
 func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
@@ -107,11 +114,19 @@ func run() error {
 	window := flag.Duration("polite-window", 15*time.Second, "throughput window of the politeness run")
 	politeTimeout := flag.Duration("polite-timeout", 60*time.Second, "time bound of a politeness crawl")
 	command := flag.String("command", "", "the command line to print with the tables")
+	size := flag.String("size", "small", "size of the realistic and durable webs: small (500 hosts), medium (1 000), large (2 000)")
 	from := flag.String("from", "", "comma-separated result files of earlier runs: render their tables instead of crawling")
 	flag.Parse()
 
 	crawlers := strings.Split(*crawlersFlag, ",")
 	all := specs(*window, *politeTimeout)
+	more, err := realisticSpecs(*size)
+	if err != nil {
+		return err
+	}
+	for k, v := range more {
+		all[k] = v
+	}
 	var runs []runSpec
 	for _, name := range strings.Split(*runsFlag, ",") {
 		s, ok := all[name]
@@ -128,6 +143,16 @@ func run() error {
 		return render(*bin, *md, runs, crawlers, strings.Split(*from, ","), func(infos map[string]harness.WebInfo, results map[string]map[string][]harness.Result, reps, politeReps int) string {
 			return report(runs, crawlers, infos, results, reps, politeReps, *window, *politeTimeout, *command, "", "", 0)
 		})
+	}
+	var classic []runSpec
+	for _, s := range runs {
+		if s.Kind == "" {
+			classic = append(classic, s)
+		}
+	}
+	if len(classic) == 0 && *out == "results/e2e.jsonl" {
+		// Keep the raw lines of the classic matrix.
+		*out = "results/" + strings.ReplaceAll(*runsFlag, ",", "-") + ".jsonl"
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err
@@ -149,8 +174,33 @@ func run() error {
 		infos[s.Name] = info
 		results[s.Name] = res
 	}
-	text := report(runs, crawlers, infos, results, *reps, *politeReps, *window, *politeTimeout, *command,
-		loadStart, loadAvg(), time.Since(began))
+	loadEnd, took := loadAvg(), time.Since(began)
+	for _, s := range runs {
+		if s.Kind == "" {
+			continue
+		}
+		names := []string{}
+		for _, v := range variantsOf(s, crawlers) {
+			names = append(names, v.Name)
+		}
+		text := header(*command, loadStart, loadEnd, took)
+		if s.Kind == "realistic" {
+			text += realisticReport(s, names, infos[s.Name], results[s.Name], *reps)
+		} else {
+			text += durableReport(s, names, infos[s.Name], results[s.Name], *reps)
+		}
+		fmt.Print(text)
+		if *md != "" {
+			if err := writeMarked(*md, s.Kind, text); err != nil {
+				return err
+			}
+		}
+	}
+	if len(classic) == 0 {
+		return nil
+	}
+	text := report(classic, crawlers, infos, results, *reps, *politeReps, *window, *politeTimeout, *command,
+		loadStart, loadEnd, took)
 	if *md == "" {
 		fmt.Print(text)
 		return nil
@@ -158,10 +208,16 @@ func run() error {
 	return writeSection(*md, text)
 }
 
+func numCPU() int { return runtime.NumCPU() }
+
 // startWeb starts benchweb for s and returns its description and a function
 // that stops it.
 func startWeb(bin string, s runSpec) (harness.WebInfo, func(), error) {
-	web := exec.Command(filepath.Join(bin, "benchweb"), s.Web...)
+	server := s.Server
+	if server == "" {
+		server = "benchweb"
+	}
+	web := exec.Command(filepath.Join(bin, server), s.Web...)
 	stdin, err := web.StdinPipe()
 	if err != nil {
 		return harness.WebInfo{}, nil, err
@@ -181,12 +237,12 @@ func startWeb(bin string, s runSpec) (harness.WebInfo, func(), error) {
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
 		stop()
-		return harness.WebInfo{}, nil, fmt.Errorf("benchweb: %w", err)
+		return harness.WebInfo{}, nil, fmt.Errorf("%s: %w", server, err)
 	}
 	var info harness.WebInfo
 	if err := json.Unmarshal(line, &info); err != nil {
 		stop()
-		return info, nil, fmt.Errorf("benchweb said %q: %w", line, err)
+		return info, nil, fmt.Errorf("%s said %q: %w", server, line, err)
 	}
 	return info, stop, nil
 }
@@ -202,18 +258,34 @@ func runOne(bin string, s runSpec, crawlers []string, reps int, raw io.Writer) (
 		s.Name, s.Title, info.Web, info.CrawlableHosts, info.TruthUnique)
 
 	res := map[string][]harness.Result{}
+	vs := variantsOf(s, crawlers)
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Name
+	}
 	for r := 0; r < reps; r++ {
 		// Rotate the order so no crawler always runs first (on a cold
 		// server) or last.
-		order := append(slices.Clone(crawlers[r%len(crawlers):]), crawlers[:r%len(crawlers)]...)
+		order := append(slices.Clone(names[r%len(names):]), names[:r%len(names)]...)
 		for _, c := range order {
+			v := vs[slices.Index(names, c)]
 			args := append([]string{"-web", info.Web, "-control", info.Control, "-label", s.Name}, s.Crawl...)
-			args = append(args, s.PerCrawl[c]...)
+			if info.CAFile != "" {
+				args = append(args, "-ca", info.CAFile)
+			}
+			args = append(args, s.PerCrawl[v.Cmd]...)
+			extra, cleanup, err := v.args()
+			if err != nil {
+				return info, res, err
+			}
+			args = append(args, extra...)
 			var buf bytes.Buffer
-			cmd := exec.Command(filepath.Join(bin, "crawl-"+c), args...)
+			cmd := exec.Command(filepath.Join(bin, "crawl-"+v.Cmd), args...)
 			cmd.Stdout = &buf
 			cmd.Stderr = os.Stderr
-			if err := cmd.Run(); err != nil {
+			err = cmd.Run()
+			cleanup()
+			if err != nil {
 				return info, res, fmt.Errorf("crawl-%s: %w", c, err)
 			}
 			var one harness.Result
@@ -221,6 +293,10 @@ func runOne(bin string, s runSpec, crawlers []string, reps int, raw io.Writer) (
 				return info, res, fmt.Errorf("crawl-%s printed %q: %w", c, buf.String(), err)
 			}
 			one.Label = s.Name
+			one.Crawler = c
+			line, _ := json.Marshal(one)
+			buf.Reset()
+			buf.Write(line)
 			res[c] = append(res[c], one)
 			if _, err := raw.Write(append(bytes.TrimSpace(buf.Bytes()), '\n')); err != nil {
 				return info, res, err

@@ -124,6 +124,24 @@ type ServerReport struct {
 
 	// ServerCPU is the server process's CPU time since the last reset.
 	ServerCPUSeconds float64 `json:"server_cpu_s"`
+
+	// The fields below are filled by cmd/realisticweb only.
+
+	// WireBytes is the body bytes sent (compressed where the response
+	// was); DecodedBytes the same bodies decoded, for page requests.
+	WireBytes    int64 `json:"wire_bytes,omitempty"`
+	DecodedBytes int64 `json:"decoded_bytes,omitempty"`
+	// Encodings counts page responses by Content-Encoding ("identity"
+	// for none); Protocols all requests by protocol ("HTTP/2.0", …).
+	Encodings map[string]int `json:"encodings,omitempty"`
+	Protocols map[string]int `json:"protocols,omitempty"`
+	// TLSHandshakes counts completed TLS handshakes.
+	TLSHandshakes int `json:"tls_handshakes,omitempty"`
+	// OffWeb counts requests for hosts or paths the web does not have
+	// (never linked from a page as a page).
+	OffWeb int `json:"off_web,omitempty"`
+	// NotFoundURLs holds the first few page requests answered 404.
+	NotFoundURLs []string `json:"not_found_urls,omitempty"`
 }
 
 // WebInfo is the line cmd/benchweb prints on standard output once it serves:
@@ -142,6 +160,16 @@ type WebInfo struct {
 	CrawlableHosts int `json:"crawlable_hosts"`
 	// TruthUnique is the size of the ground truth (unique pages).
 	TruthUnique int `json:"truth_unique"`
+	// CAFile, if set, is the PEM file of the test CA that signed the
+	// web's HTTPS certificate; crawlers load it into their root pool.
+	CAFile string `json:"ca_file,omitempty"`
+	// MedianPageKB, MeanPageKB and MaxPageKB describe the decoded page
+	// sizes of the web (cmd/realisticweb).
+	MedianPageKB float64 `json:"median_page_kb,omitempty"`
+	MeanPageKB   float64 `json:"mean_page_kb,omitempty"`
+	MaxPageKB    float64 `json:"max_page_kb,omitempty"`
+	// MedianLinks is the median number of <a href> links per page.
+	MedianLinks int `json:"median_links,omitempty"`
 }
 
 // Control is a client of the benchmark server's control endpoint.
@@ -234,6 +262,9 @@ type Params struct {
 	// resident set passes this many bytes, so a crawler whose memory runs
 	// away cannot take the machine down; 0 means no limit.
 	MaxRSS int64
+	// CAFile, if set, is a PEM file of CA certificates the crawler's
+	// HTTPS client trusts (its RootCAs), for a web served with a test CA.
+	CAFile string
 	// SampleEvery, if set, records the resident set and the server's page
 	// count at this interval (Result.Samples), to show how memory grows
 	// with the pages fetched.
@@ -275,6 +306,7 @@ func (p *Params) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&p.CPUProfile, "cpuprofile", "", "write the crawl's CPU profile to this file")
 	fs.StringVar(&p.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
 	fs.Int64Var(&p.MaxRSS, "max-rss-mb", 4096, "stop the crawl once the resident set passes this many MiB (0: no limit)")
+	fs.StringVar(&p.CAFile, "ca", "", "PEM file of the CA the web's certificate is signed by (the client's RootCAs)")
 	fs.DurationVar(&p.SampleEvery, "sample-every", 0, "record the resident set and page count at this interval (0: off)")
 }
 
