@@ -2,6 +2,7 @@ package crawlkit
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -215,6 +216,10 @@ type Config struct {
 	// DialContext, if set, makes every connection (for example crawltest's
 	// Web.DialContext, which routes virtual hosts to a local server).
 	DialContext fetch.DialFunc
+	// RootCAs, if set, are the certificate authorities HTTPS servers are
+	// verified against instead of the system's, for a site with a
+	// private CA (fetch.Config.RootCAs); verification is never off.
+	RootCAs *x509.CertPool
 	// Header holds extra request headers sent with every request.
 	Header http.Header
 

@@ -95,6 +95,7 @@ func (cr *Crawler) open() error {
 		Header:       header,
 		Check:        cr.checkRequest,
 		Proxy:        cfg.Proxy,
+		RootCAs:      cfg.RootCAs,
 		// One attempt per lease: the frontier retries a failing URL on its
 		// own clock (RetryBackoff), while the host serves its other URLs;
 		// retrying inside the fetch would hold the host for the backoff.

@@ -126,6 +126,8 @@ func (cr *Crawler) renderRouted(ctx context.Context, p *Page) {
 		Header:       cr.cfg.Header.Clone(),
 		Check:        cr.renderCheck,
 		MaxRetries:   -1,
+		Proxy:        cr.cfg.Proxy,
+		RootCAs:      cr.cfg.RootCAs,
 	})
 	if err != nil {
 		cr.renderFailed(p, rc, err)

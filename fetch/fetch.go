@@ -48,6 +48,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,11 @@ type Config struct {
 	// (GotConn) and closes it before the request is written, which only
 	// works for RoundTrippers that report connections.
 	Transport http.RoundTripper
+	// RootCAs, if set, are the certificate authorities HTTPS servers are
+	// verified against instead of the system's (a private or test CA);
+	// verification itself is never turned off. It applies to the
+	// default transport and to a *http.Transport given in Transport.
+	RootCAs *x509.CertPool
 	// Proxy, if set, chooses the proxy of each request as
 	// http.Transport.Proxy does (http.ProxyFromEnvironment honours
 	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY; RotateProxies and
@@ -402,6 +408,14 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if f.transport != nil && cfg.Proxy != nil {
 		f.transport.Proxy = cfg.Proxy
+	}
+	if f.transport != nil && cfg.RootCAs != nil {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if f.transport.TLSClientConfig != nil {
+			tc = f.transport.TLSClientConfig.Clone()
+		}
+		tc.RootCAs = cfg.RootCAs
+		f.transport.TLSClientConfig = tc
 	}
 	if f.transport != nil {
 		f.transport.DialContext = d.DialContext
