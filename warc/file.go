@@ -91,6 +91,7 @@ func newFileWriter(dir, prefix string, now func() time.Time, maxSize int64, leve
 type encoder struct {
 	gz      *gzip.Writer
 	level   int
+	store   *gzip.Writer // for records whose payload is compressed already
 	buf     bytes.Buffer // the members
 	scratch bytes.Buffer // a record's header while it is built
 	spans   []span       // where each member is in buf
@@ -130,11 +131,18 @@ func (e *encoder) encode(recs []*record, infoID string, level int) error {
 	e.buf.Grow(size/2 + 1024)
 	for _, rec := range recs {
 		start := e.buf.Len()
-		e.gz.Reset(&e.buf)
-		if err := rec.encode(e.gz, infoID, &e.scratch); err != nil {
+		gz := e.gz
+		if rec.stored {
+			if e.store == nil {
+				e.store, _ = gzip.NewWriterLevel(nil, gzip.NoCompression)
+			}
+			gz = e.store
+		}
+		gz.Reset(&e.buf)
+		if err := rec.encode(gz, infoID, &e.scratch); err != nil {
 			return fmt.Errorf("encoding %s record: %w", rec.typ, err)
 		}
-		if err := e.gz.Close(); err != nil {
+		if err := gz.Close(); err != nil {
 			return fmt.Errorf("encoding %s record: %w", rec.typ, err)
 		}
 		e.spans = append(e.spans, span{offset: int64(start), length: int64(e.buf.Len() - start)})

@@ -23,6 +23,10 @@ type record struct {
 	fields  []string // name, value, name, value, ... after WARC-Type, WARC-Record-ID
 	head    []byte   // the start of the block: an HTTP message's head, or all of it
 	payload []byte   // the rest of the block
+	// stored says the payload is compressed already (a content-encoded
+	// body): its gzip member stores the record rather than compress it
+	// again, which would cost CPU and gain nothing.
+	stored bool
 }
 
 func newRecord(typ string) *record {

@@ -440,6 +440,7 @@ func buildResponse(ex *Exchange, date, ip string) (*record, string) {
 	}
 	rec.head = responseHead(ex, body)
 	rec.payload = body
+	rec.stored = ex.WireBody != nil && len(body) > 0 && contentEncoded(ex.Header)
 	// The payload is the entity body as transferred (WARC 1.1 section
 	// 6.3.2): content codings intact when the wire body is recorded.
 	payloadDigest := digest(body)
@@ -504,6 +505,19 @@ func responseHead(ex *Exchange, body []byte) []byte {
 	writeHeader(&head, h)
 	head.WriteString("\r\n")
 	return head.Bytes()
+}
+
+// contentEncoded reports whether h names a content coding other than
+// identity (RFC 9110 section 8.4): the body is compressed already.
+func contentEncoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // addProtocol adds WARC-Protocol fields, the application protocol (its
