@@ -130,4 +130,3 @@ func TestFetchKeepWireLimit(t *testing.T) {
 			len(resp.Wire.Body), cap(resp.Wire.Body), resp.Wire.Truncated)
 	}
 }
-

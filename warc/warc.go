@@ -51,8 +51,8 @@ package warc
 
 import (
 	"bytes"
-	"crypto/tls"
 	"container/list"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
