@@ -19,6 +19,9 @@ type Wire struct {
 	// (HTTP/1.x; for HTTP/2, which has none, net/http's text for the
 	// code).
 	Reason string
+	// TransferEncoding lists the transfer codings the body came with
+	// ("chunked"), which net/http removes from the header and the body.
+	TransferEncoding []string
 	// TLS describes the connection's TLS session; nil for plain HTTP.
 	TLS *tls.ConnectionState
 	// Body is the body as received: transfer codings removed (de-chunked,
@@ -41,7 +44,7 @@ func newWire(hresp *http.Response) *Wire {
 	if reason == "" {
 		reason = http.StatusText(hresp.StatusCode)
 	}
-	return &Wire{Proto: hresp.Proto, Reason: reason, TLS: hresp.TLS}
+	return &Wire{Proto: hresp.Proto, Reason: reason, TransferEncoding: hresp.TransferEncoding, TLS: hresp.TLS}
 }
 
 // wireKeeper keeps the bytes a wireCounter reads, up to max of them.
