@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,4 +114,32 @@ func TestPackWACZ(t *testing.T) {
 	if !bytes.HasPrefix(files["archive/"+first.Filename], []byte{0x1f, 0x8b}) {
 		t.Errorf("the index's file name does not name a WARC file in archive/: %s", index[0])
 	}
+}
+
+// A crawl's files, indexed as they are written, packaged for replay.
+func ExamplePackWACZ() {
+	dir, _ := os.MkdirTemp("", "warc")
+	defer os.RemoveAll(dir)
+	w, _ := warc.New(warc.Options{Dir: dir, Index: true,
+		Now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }})
+	w.WriteExchange(&warc.Exchange{URL: "https://example.com/", StatusCode: 200,
+		Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<p>hello</p>")})
+	w.Close()
+
+	out := filepath.Join(dir, "crawl.wacz")
+	if err := warc.PackWACZ(dir, out); err != nil {
+		fmt.Println(err)
+		return
+	}
+	zr, _ := zip.OpenReader(out)
+	defer zr.Close()
+	for _, f := range zr.File {
+		fmt.Println(f.Name)
+	}
+	// Output:
+	// archive/crawlkit-20260304050607-00001.warc.gz
+	// indexes/index.cdx
+	// pages/pages.jsonl
+	// datapackage.json
+	// datapackage-digest.json
 }

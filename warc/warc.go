@@ -24,17 +24,45 @@
 // say): a Writer skips names another Writer has taken, and never replaces a
 // file, finished or not. Close reports any failure to finish the last file.
 //
-// Records are built and encoded by github.com/nlnwa/gowarc; this package
-// decides what goes into the records and writes the files.
+// The package builds and encodes the records itself. Each digest is
+// computed once, over bytes already in memory; the records of an exchange
+// are built and compressed in the caller's goroutine, outside the Writer's
+// lock, at gzip level 1 by default (Options.CompressionLevel), so that
+// archiving keeps up with a crawl; only the revisit decision and the write
+// to the file are serialized.
 //
-// The response record holds the body as the fetcher decoded it. Because the
-// bytes are no longer those of the wire, the Content-Encoding and
-// Transfer-Encoding headers are removed from the recorded response and
-// Content-Length is set to the decoded length, so the record is a
-// self-consistent HTTP message that replay tools can serve. A response that
-// has no content whatever its length (to a HEAD request, or 1xx, 204, 304)
-// keeps the Content-Length it was sent, unless that described an encoded
-// representation, in which case it is removed.
+// The response record holds the HTTP response as it was received, when
+// the caller has it (Exchange.WireBody, from fetch.Wire): the status line
+// with its reason phrase, the header fields as sent (sorted), and the body
+// with its content codings intact (WARC 1.1 section 6.3.2), de-chunked, as
+// WARC 1.1 allows and warcio does. The transfer coding the body came with
+// is named in X-Crawler-Transfer-Encoding instead of Transfer-Encoding and
+// Content-Length is set to the length of the body recorded (the length
+// the server sent, if different because the body was cut at a size limit,
+// is kept in X-Crawler-Content-Length), the names Common Crawl uses, so the
+// record is a self-consistent HTTP message that replay tools can serve.
+// WARC-Payload-Digest is the digest of that body, as transferred, and
+// WARC-Block-Digest that of the whole block. A content-encoded body is
+// stored in its gzip member rather than compressed a second time. The
+// connection's protocols are recorded as WARC-Protocol fields ("h2",
+// "http/1.1", "tls/1.3") and its cipher suite as WARC-Cipher-Suite, the
+// fields of the IIPC proposal for them.
+//
+// Without a wire body the record holds Exchange.Body as the fetcher
+// decoded it. Because those bytes are no longer those of the wire, the
+// Content-Encoding and Transfer-Encoding headers are removed from the
+// recorded response and Content-Length is set to the decoded length. A
+// response that has no content whatever its length (to a HEAD request, or
+// 1xx, 204, 304) keeps the Content-Length it was sent, unless that
+// described an encoded representation of a decoded body, in which case it
+// is removed.
+//
+// With Options.Index a CDXJ index of each file is written beside it when
+// the file is finished (NAME.cdxj for NAME.warc.gz): one line per response
+// or revisit record, sorted, with the SURT key, the 14-digit timestamp and
+// the url, mime, status, digest, length, offset and filename fields that
+// pywb, OpenWayback and warcio's cdx-index write. PackWACZ packages the
+// files and their indexes as a WACZ for replay.
 //
 // The request record holds the request line (the method, the URL's path
 // and query, HTTP/1.1) and Exchange.RequestHeader, fields sorted, with a
