@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,7 +46,7 @@ func benchPages(n int) [][]byte {
 func BenchmarkWriteExchange(b *testing.B) {
 	pages := benchPages(64)
 	dir := b.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 256 << 20})
+	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 256 << 20, CompressionLevel: benchLevel})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,3 +101,8 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+var benchLevel = func() int {
+	l, _ := strconv.Atoi(os.Getenv("WARC_BENCH_LEVEL"))
+	return l
+}()
