@@ -290,8 +290,14 @@ func TestWARCReadBack(t *testing.T) {
 		bodies[p.FinalURL] = string(p.Body)
 	}
 	seen := map[string]bool{}
+	robotsRecords := 0
 	readWARC(t, dir, func(typ, target string, content []byte) {
 		if typ != "response" && typ != "revisit" {
+			return
+		}
+		if strings.HasSuffix(target, "/robots.txt") {
+			// Archived by the sink, not handed to the Handler.
+			robotsRecords++
 			return
 		}
 		want, ok := bodies[target]
@@ -311,6 +317,9 @@ func TestWARCReadBack(t *testing.T) {
 		if !seen[u] {
 			t.Errorf("%s fetched but not archived", u)
 		}
+	}
+	if robotsRecords != 5 {
+		t.Errorf("%d robots.txt response records, want one per host (5)", robotsRecords)
 	}
 }
 
@@ -756,8 +765,13 @@ func TestWARCArchivesRedirects(t *testing.T) {
 
 	type record struct{ target, status, location, body string }
 	var got []record
+	robotsRecords := 0
 	readWARC(t, dir, func(typ, target string, content []byte) {
 		if typ != "response" {
+			return
+		}
+		if strings.HasSuffix(target, "/robots.txt") {
+			robotsRecords++
 			return
 		}
 		head, body, _ := strings.Cut(string(content), "\r\n\r\n")
@@ -774,8 +788,8 @@ func TestWARCArchivesRedirects(t *testing.T) {
 		{srv.URL + "/old", "HTTP/1.1 301 Moved Permanently", "/new", ""},
 		{srv.URL + "/new", "HTTP/1.1 200 OK", "", "<html><title>new</title><body>moved here</body></html>"},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("response records %+v, want %+v", got, want)
+	if len(got) != len(want) || robotsRecords != 1 {
+		t.Fatalf("response records %+v and %d for robots.txt, want %+v and 1", got, robotsRecords, want)
 	}
 	for i := range want {
 		if got[i] != want[i] {

@@ -98,6 +98,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 		Redirects:     resp.Redirects,
 		RequestHeader: resp.RequestHeader,
 		RemoteAddr:    resp.RemoteAddr,
+		Wire:          resp.Wire,
 		finalURL:      resp.FinalURL,
 	}, true
 }

@@ -101,6 +101,7 @@ func (cr *Crawler) open() error {
 		// retrying inside the fetch would hold the host for the backoff.
 		MaxRetries: -1,
 	}
+	_, base.KeepWire = cfg.Sink.(ArchiveSink)
 	var err error
 	if cfg.Cookies {
 		if cr.jar, err = openCookieJar(cfg.DataDir, cfg.Now); err != nil {
@@ -310,12 +311,19 @@ func (cr *Crawler) fetchRobots(ctx context.Context, rawURL string) (*http.Respon
 	if err := cr.waitRate(ctx); err != nil {
 		return nil, err
 	}
+	started := cr.cfg.Now()
 	resp, err := cr.robotsFetcher.Fetch(ctx, rawURL)
 	if u, perr := url.Parse(rawURL); perr == nil {
 		cr.noteRobotsFetch(urlnorm.Host(u), err)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if as, ok := cr.cfg.Sink.(ArchiveSink); ok {
+		if err := callRecovered("sink", func() error { return as.WriteRobots(ctx, started, resp) }); err != nil {
+			cr.stats.sinkErrors.Add(1)
+			cr.cfg.Logger.Warn("sink failed", "url", rawURL, "err", err)
+		}
 	}
 	return &http.Response{
 		Status:        fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)),

@@ -92,6 +92,10 @@ type Page struct {
 	// the zero value when it is unknown, as through a proxy. Each hop's
 	// own is in Redirects.
 	RemoteAddr netip.AddrPort
+	// Wire is the final response as it was received (fetch.Wire: its
+	// status line, TLS session and body with its content codings), kept
+	// when Config.Sink is an ArchiveSink; nil otherwise.
+	Wire *fetch.Wire
 
 	finalURL   *url.URL        // FinalURL parsed, for the redirect target's admission
 	doc        *pageDoc        // the parsed document, built on demand (HTML)
@@ -148,6 +152,18 @@ type Sink interface {
 	Close() error
 }
 
+// ArchiveSink is a Sink that archives responses as they were received,
+// such as WARCSink. For one, the Crawler keeps each response's wire form
+// (Page.Wire, fetch.Config.KeepWire) and hands it the robots.txt fetches
+// as well, which an archive needs to replay a site as it was crawled.
+type ArchiveSink interface {
+	Sink
+	// WriteRobots archives a robots.txt fetch that got an answer, started
+	// at fetched. It is called concurrently, like Write; an error is
+	// logged and counted as a sink error.
+	WriteRobots(ctx context.Context, fetched time.Time, resp *fetch.Response) error
+}
+
 // WARCSink archives pages as WARC/1.1 files (see package warc): a request
 // and a response record per fetch, revisit records for identical payloads
 // and 304 answers. A page reached through redirects is archived with every
@@ -159,8 +175,11 @@ type Sink interface {
 // request; a hop without one is recorded with the page's), with the Host
 // field taken from the URL. Each exchange's records carry WARC-IP-Address
 // when the address that answered is known (fetch.Hop.RemoteAddr,
-// Page.RemoteAddr). A page with usage preferences (Page.Usage) gets a
-// metadata record after its response (see writeUsage).
+// Page.RemoteAddr). As an ArchiveSink it records each response as
+// received (Page.Wire: content codings intact, WARC-Protocol and
+// WARC-Cipher-Suite from the connection) and archives robots.txt fetches.
+// A page with usage preferences (Page.Usage) gets a metadata record after
+// its response (see writeUsage).
 type WARCSink struct {
 	w *warc.Writer
 }
@@ -188,14 +207,19 @@ func (s *WARCSink) Write(_ context.Context, p *Page) error {
 		if reqHeader == nil {
 			reqHeader = p.RequestHeader
 		}
-		if _, err := s.w.WriteExchange(&warc.Exchange{
+		ex := &warc.Exchange{
 			URL:           h.URL.String(),
 			Date:          date,
 			IP:            warcIPAddress(h.RemoteAddr),
 			RequestHeader: reqHeader,
 			StatusCode:    h.Status,
 			Header:        h.Header,
-		}); err != nil {
+		}
+		if h.Wire != nil {
+			// The redirect's body is not kept: the record has none.
+			ex.Proto, ex.Reason, ex.TLS, ex.TransferEncoding = h.Wire.Proto, h.Wire.Reason, h.Wire.TLS, h.Wire.TransferEncoding
+		}
+		if _, err := s.w.WriteExchange(ex); err != nil {
 			return err
 		}
 	}
@@ -213,11 +237,39 @@ func (s *WARCSink) Write(_ context.Context, p *Page) error {
 		Body:          p.Body,
 		Truncated:     p.Truncated,
 	}
+	withWire(ex, p.Wire)
 	res, err := s.w.WriteExchange(ex)
 	if err != nil {
 		return err
 	}
 	return s.writeUsage(p, target, res)
+}
+
+// WriteRobots archives a robots.txt fetch (ArchiveSink).
+func (s *WARCSink) WriteRobots(_ context.Context, fetched time.Time, resp *fetch.Response) error {
+	ex := &warc.Exchange{
+		URL:           resp.FinalURL.String(),
+		Date:          fetched,
+		IP:            warcIPAddress(resp.RemoteAddr),
+		RequestHeader: resp.RequestHeader,
+		StatusCode:    resp.StatusCode,
+		Proto:         resp.Proto,
+		Header:        resp.Header,
+		Body:          resp.Body,
+		Truncated:     resp.Truncated,
+	}
+	withWire(ex, resp.Wire)
+	_, err := s.w.WriteExchange(ex)
+	return err
+}
+
+// withWire makes ex record the response as received, if w has it.
+func withWire(ex *warc.Exchange, w *fetch.Wire) {
+	if w == nil {
+		return
+	}
+	ex.Proto, ex.Reason, ex.TLS, ex.TransferEncoding = w.Proto, w.Reason, w.TLS, w.TransferEncoding
+	ex.WireBody, ex.Truncated = w.Body, w.Truncated
 }
 
 // warcIPAddress returns a WARC-IP-Address value for ap: its IP address, or ""

@@ -45,6 +45,8 @@ type wireCounter struct {
 	eof     bool  // the connection reported the end of the body
 	limited bool  // the limit was reached
 	err     error // the last read error other than io.EOF: the connection failed
+	// kept, if set, keeps the bytes read (Config.KeepWire).
+	kept *wireKeeper
 }
 
 // Read reads from the connection, counting bytes and enforcing the limit.
@@ -61,6 +63,9 @@ func (w *wireCounter) Read(p []byte) (int, error) {
 	}
 	n, err := w.r.Read(p)
 	w.n.Add(int64(n))
+	if w.kept != nil {
+		w.kept.keep(p[:n])
+	}
 	if err == io.EOF {
 		w.eof = true
 	} else if err != nil {

@@ -190,6 +190,13 @@ type Config struct {
 	// truncation (default) or failure beyond it.
 	MaxBodyBytes int64
 	OnTooLarge   TooLarge
+	// KeepWire keeps each response as it was received, for an archive
+	// (Response.Wire): its status line, TLS session and body with its
+	// content codings intact. Without a content coding the body is the
+	// decoded one and costs nothing more; with one, up to MaxBodyBytes of
+	// encoded bytes are kept as the decoder reads them (a body is decoded
+	// once).
+	KeepWire bool
 	// MaxExpansion bounds decoded bytes per byte on the wire for encoded
 	// bodies, checked once ExpansionFloor bytes are decoded (defaults 100
 	// and 1 MiB: real text rarely compresses beyond 20:1, while gzip and
@@ -632,7 +639,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, method string, req *R
 			return resp, nil, retry
 		}
 		resp.Redirects = append(resp.Redirects, Hop{URL: cur, Status: ex.status, Header: resp.Header, Date: started,
-			RemoteAddr: resp.RemoteAddr, RequestHeader: resp.RequestHeader})
+			RemoteAddr: resp.RemoteAddr, RequestHeader: resp.RequestHeader, Wire: resp.Wire})
 		if hop >= f.cfg.MaxRedirects {
 			return nil, fmt.Errorf("fetch %s: %w (more than %d)", u.Redacted(), ErrTooManyRedirects, f.cfg.MaxRedirects), nil
 		}
@@ -875,6 +882,10 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	resp.Proto = hresp.Proto
 	resp.Header = hresp.Header
 	resp.RemoteAddr = remote
+	resp.Wire = nil
+	if f.cfg.KeepWire {
+		resp.Wire = newWire(hresp)
+	}
 	// The header as sent, cookies from the client's jar included (the
 	// Client adds them to hr.Header). The transport is done with it: the
 	// body is closed before the Response is handed on.
@@ -917,6 +928,14 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 	var body io.Reader = wire
 	closeDec := func() {}
 	if len(codings) > 0 && method != http.MethodHead && hresp.StatusCode != http.StatusNotModified {
+		if f.cfg.KeepWire {
+			// The encoded bytes, which the decoder reads but does not
+			// keep; hresp.ContentLength is their length, if known.
+			wire.kept = &wireKeeper{max: f.cfg.MaxBodyBytes}
+			if n := hresp.ContentLength; n > 0 {
+				wire.kept.buf = make([]byte, 0, min(n, f.cfg.MaxBodyBytes))
+			}
+		}
 		body, closeDec, err = decoder(wire, codings)
 		if err != nil && wire.empty() {
 			// An empty body labelled with a coding (seen on 204s and
@@ -965,6 +984,16 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		return r
 	}
 	resp.Body, resp.Truncated = res.body, res.truncated
+	if resp.Wire != nil {
+		resp.Wire.Body, resp.Wire.Truncated = resp.Body, resp.Truncated
+		if wire.kept != nil {
+			resp.Wire.Body = wire.kept.buf
+			if resp.Wire.Body == nil {
+				resp.Wire.Body = []byte{}
+			}
+			resp.Wire.Truncated = wire.kept.overflow || !wire.eof
+		}
+	}
 	resp.ContentEncoding = codings
 	declared, cs, ok := ParseContentType(hresp.Header.Get("Content-Type"))
 	resp.DeclaredType = declared

@@ -56,6 +56,9 @@ type Hop struct {
 	// header it was sent with.
 	RemoteAddr    netip.AddrPort
 	RequestHeader http.Header
+	// Wire is the hop's response as received (Config.KeepWire), without
+	// its body; nil unless KeepWire.
+	Wire *Wire
 }
 
 // Timing breaks down the time of the final request of a fetch (the last
@@ -116,6 +119,9 @@ type Response struct {
 	// ContentEncoding lists the codings that were removed, in the order
 	// the server applied them.
 	ContentEncoding []string
+	// Wire is the response as received, for an archive: set when
+	// Config.KeepWire is, nil otherwise.
+	Wire *Wire
 
 	// ContentType is the effective MIME type essence ("text/html"), from the
 	// header unless sniffing overruled it (Sniffed); DeclaredType is the

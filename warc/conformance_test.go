@@ -109,7 +109,7 @@ func parseStrict(t *testing.T, name string, offset int64, member []byte) strictR
 			t.Fatalf("%s: malformed field %q", where, line)
 		}
 		k = strings.ToLower(k)
-		if len(rec.fields[k]) > 0 && k != "warc-concurrent-to" {
+		if len(rec.fields[k]) > 0 && k != "warc-concurrent-to" && k != "warc-protocol" {
 			t.Errorf("%s: field %s repeated", where, k)
 		}
 		rec.fields[k] = append(rec.fields[k], strings.TrimSpace(v))

@@ -10,8 +10,9 @@ import (
 	"runtime"
 	"time"
 
+	"sync"
+
 	"github.com/klauspost/compress/gzip"
-	"github.com/nlnwa/gowarc"
 )
 
 // OpenSuffix ends the name of a file while a Writer is writing to it. The
@@ -56,7 +57,7 @@ type fileWriter struct {
 	now     func() time.Time
 	maxSize int64
 	// warcinfo builds the warcinfo record that starts the file named name.
-	warcinfo func(name string) (gowarc.WarcRecord, error)
+	warcinfo func(name string) *record
 	// create creates a file exclusively; a hook for tests.
 	create func(path string) (osFile, error)
 
@@ -67,39 +68,111 @@ type fileWriter struct {
 	infoID    string // WARC-Record-ID of f's warcinfo record
 	exchanges int    // exchanges in f
 
-	marshaler gowarc.Marshaler
-	gz        *gzip.Writer
-	buf       bytes.Buffer // the encoded records of one exchange
+	level int      // gzip level
+	enc   *encoder // encodes records again when an exchange's encoding is stale
+
+	// index, if set, keeps a CDXJ line per response or revisit record of
+	// f, written beside it, sorted, when it is finished.
+	index bool
+	lines []string
 }
 
-func newFileWriter(dir, prefix string, now func() time.Time, maxSize int64,
-	warcinfo func(string) (gowarc.WarcRecord, error)) *fileWriter {
+func newFileWriter(dir, prefix string, now func() time.Time, maxSize int64, level int,
+	warcinfo func(string) *record) *fileWriter {
 	return &fileWriter{
 		dir: dir, prefix: prefix, now: now, maxSize: maxSize, warcinfo: warcinfo,
-		create:    createFile,
-		marshaler: gowarc.NewMarshaler(),
-		gz:        gzip.NewWriter(nil),
+		create: createFile,
+		level:  level,
+		enc:    new(encoder),
 	}
 }
 
+// encoder compresses records, each as a gzip member of its own, into buf.
+type encoder struct {
+	gz      *gzip.Writer
+	level   int
+	store   *gzip.Writer // for records whose payload is compressed already
+	buf     bytes.Buffer // the members
+	scratch bytes.Buffer // a record's header while it is built
+	spans   []span       // where each member is in buf
+	infoID  string       // the WARC-Warcinfo-ID the records were encoded with
+}
+
+// encoders keeps encoders for reuse: a gzip writer's state is costly to
+// make.
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
+// putEncoder returns e to encoders, dropping the memory of one large
+// exchange.
+func putEncoder(e *encoder) {
+	if e.buf.Cap() > 4<<20 {
+		e.buf = bytes.Buffer{}
+	}
+	encoders.Put(e)
+}
+
+// encode compresses recs into e.buf at the gzip level, with infoID as
+// their WARC-Warcinfo-ID, and records where each went in e.spans.
+func (e *encoder) encode(recs []*record, infoID string, level int) error {
+	if e.gz == nil || e.level != level {
+		gz, err := gzip.NewWriterLevel(nil, level)
+		if err != nil {
+			return err
+		}
+		e.gz, e.level = gz, level
+	}
+	e.buf.Reset()
+	e.spans = e.spans[:0]
+	e.infoID = infoID
+	size := 0
+	for _, r := range recs {
+		size += r.size()
+	}
+	e.buf.Grow(size/2 + 1024)
+	for _, rec := range recs {
+		start := e.buf.Len()
+		gz := e.gz
+		if rec.stored {
+			if e.store == nil {
+				e.store, _ = gzip.NewWriterLevel(nil, gzip.NoCompression)
+			}
+			gz = e.store
+		}
+		gz.Reset(&e.buf)
+		if err := rec.encode(gz, infoID, &e.scratch); err != nil {
+			return fmt.Errorf("encoding %s record: %w", rec.typ, err)
+		}
+		if err := gz.Close(); err != nil {
+			return fmt.Errorf("encoding %s record: %w", rec.typ, err)
+		}
+		e.spans = append(e.spans, span{offset: int64(start), length: int64(e.buf.Len() - start)})
+	}
+	return nil
+}
+
 // writeExchange writes recs to one file, in order, and returns the file's
-// final path and where each record went. If recs would take a file that
+// final path and where each record went. enc holds recs encoded already,
+// for the file whose warcinfo record is enc.infoID; if that is not the
+// current file's, they are encoded again. If recs would take a file that
 // already holds an exchange past maxSize, that file is finished and recs go
 // to the next one. If writing fails, the file is truncated to its size
 // before the exchange, so it stays a valid WARC file; if even that fails,
 // the file is closed and left unfinished (named with OpenSuffix) and the
-// next exchange starts a new file.
-func (fw *fileWriter) writeExchange(recs ...gowarc.WarcRecord) (string, []span, error) {
+// next exchange starts a new file. entry, if not nil, is the exchange's
+// index entry, which locates the first record.
+func (fw *fileWriter) writeExchange(recs []*record, enc *encoder, entry *cdxEntry) (string, []span, error) {
 	if fw.f == nil {
 		if err := fw.open(); err != nil {
 			return "", nil, err
 		}
 	}
-	spans, err := fw.encode(recs)
-	if err != nil {
-		return "", nil, err
+	if enc == nil || enc.infoID != fw.infoID {
+		enc = fw.enc
+		if err := enc.encode(recs, fw.infoID, fw.level); err != nil {
+			return "", nil, err
+		}
 	}
-	if fw.exchanges > 0 && fw.size+int64(fw.buf.Len()) > fw.maxSize {
+	if fw.exchanges > 0 && fw.size+int64(enc.buf.Len()) > fw.maxSize {
 		if err := fw.finish(); err != nil {
 			return "", nil, err
 		}
@@ -107,51 +180,34 @@ func (fw *fileWriter) writeExchange(recs ...gowarc.WarcRecord) (string, []span, 
 			return "", nil, err
 		}
 		// Encode again: the records refer to the new file's warcinfo.
-		if spans, err = fw.encode(recs); err != nil {
+		enc = fw.enc
+		if err := enc.encode(recs, fw.infoID, fw.level); err != nil {
 			return "", nil, err
 		}
 	}
 	start := fw.size
-	if err := fw.append(); err != nil {
+	if err := fw.append(&enc.buf); err != nil {
 		return "", nil, err
 	}
 	fw.exchanges++
-	for i := range spans {
-		spans[i].offset += start
+	spans := make([]span, len(enc.spans))
+	for i, sp := range enc.spans {
+		spans[i] = span{offset: sp.offset + start, length: sp.length}
+	}
+	if fw.index && entry != nil {
+		fw.lines = append(fw.lines, entry.line(spans[0], filepath.Base(fw.path)))
 	}
 	return fw.path, spans, nil
 }
 
-// encode compresses recs into fw.buf, each as its own gzip member, and
-// returns their offsets in fw.buf and lengths.
-func (fw *fileWriter) encode(recs []gowarc.WarcRecord) ([]span, error) {
-	fw.buf.Reset()
-	spans := make([]span, len(recs))
-	for i, rec := range recs {
-		if fw.infoID != "" {
-			rec.WarcHeader().SetId(gowarc.WarcWarcinfoID, fw.infoID)
-		}
-		start := fw.buf.Len()
-		fw.gz.Reset(&fw.buf)
-		if _, _, err := fw.marshaler.Marshal(fw.gz, rec, 0); err != nil {
-			return nil, fmt.Errorf("encoding %s record: %w", rec.Type(), err)
-		}
-		if err := fw.gz.Close(); err != nil {
-			return nil, fmt.Errorf("encoding %s record: %w", rec.Type(), err)
-		}
-		spans[i] = span{offset: int64(start), length: int64(fw.buf.Len() - start)}
-	}
-	return spans, nil
-}
-
-// append writes fw.buf at the end of the file. On failure it truncates the
+// append writes buf at the end of the file. On failure it truncates the
 // file to its previous size, or if that fails too closes it and leaves it
 // unfinished.
-func (fw *fileWriter) append() error {
-	n := int64(fw.buf.Len())
-	_, err := fw.f.WriteAt(fw.buf.Bytes(), fw.size)
-	if fw.buf.Cap() > 4<<20 {
-		fw.buf = bytes.Buffer{} // do not keep the memory of one large exchange
+func (fw *fileWriter) append(buf *bytes.Buffer) error {
+	n := int64(buf.Len())
+	_, err := fw.f.WriteAt(buf.Bytes(), fw.size)
+	if fw.enc.buf.Cap() > 4<<20 {
+		fw.enc.buf = bytes.Buffer{} // do not keep the memory of one large exchange
 	}
 	if err == nil {
 		fw.size += n
@@ -192,7 +248,7 @@ func (fw *fileWriter) open() error {
 			}
 			return errors.Join(fmt.Errorf("creating file: %w", err), cerr, rerr)
 		}
-		fw.f, fw.path, fw.size, fw.infoID, fw.exchanges = f, path, 0, "", 0
+		fw.f, fw.path, fw.size, fw.infoID, fw.exchanges, fw.lines = f, path, 0, "", 0, nil
 		if err := fw.writeWarcinfo(name); err != nil {
 			if fw.f != nil { // not closed already by append
 				err = errors.Join(err, f.Close())
@@ -205,18 +261,14 @@ func (fw *fileWriter) open() error {
 }
 
 func (fw *fileWriter) writeWarcinfo(name string) error {
-	info, err := fw.warcinfo(name)
-	if err != nil {
+	info := fw.warcinfo(name)
+	if err := fw.enc.encode([]*record{info}, "", fw.level); err != nil {
 		return fmt.Errorf("warcinfo record for %s: %w", name, err)
 	}
-	defer info.Close()
-	if _, err := fw.encode([]gowarc.WarcRecord{info}); err != nil {
+	if err := fw.append(&fw.enc.buf); err != nil {
 		return err
 	}
-	if err := fw.append(); err != nil {
-		return err
-	}
-	fw.infoID = info.WarcHeader().GetId(gowarc.WarcRecordID)
+	fw.infoID = info.id
 	return nil
 }
 
@@ -238,6 +290,14 @@ func (fw *fileWriter) finish() error {
 	open := path + OpenSuffix
 	if err := errors.Join(f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("finishing %s, left unfinished: %w", open, err)
+	}
+	if fw.index {
+		// The index is in place before the file it indexes is.
+		lines := fw.lines
+		fw.lines = nil
+		if err := writeIndex(indexPath(path), lines); err != nil {
+			return fmt.Errorf("finishing %s, left unfinished: %w", open, err)
+		}
 	}
 	if err := os.Rename(open, path); err != nil {
 		return fmt.Errorf("finishing %s: %w", open, err)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/nlnwa/gowarc"
 )
 
 // Metadata is a metadata record (WARC 1.1 §6.6): what the crawler learned
@@ -35,49 +33,33 @@ func (w *Writer) WriteMetadata(md *Metadata) (Result, error) {
 	if md.ContentType == "" {
 		return Result{}, fmt.Errorf("warc: metadata for %s without a Content-Type", md.URL)
 	}
+	date := md.Date
+	if date.IsZero() {
+		date = w.opts.Now()
+	}
+	rec := newRecord("metadata")
+	rec.add("WARC-Target-URI", md.URL)
+	rec.add("WARC-Date", warcDate(date))
+	rec.add("Content-Type", md.ContentType)
+	if md.ConcurrentTo != "" {
+		rec.add("WARC-Concurrent-To", "<"+md.ConcurrentTo+">")
+	}
+	if md.RefersTo != "" {
+		rec.add("WARC-Refers-To", "<"+md.RefersTo+">")
+	}
+	rec.payload = md.Body
+	rec.addBlockDigest()
+
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return Result{}, ErrClosed
 	}
-	date := md.Date
-	if date.IsZero() {
-		date = w.opts.Now()
-	}
-	rec, err := buildMetadata(md, date.UTC())
-	if err != nil {
-		return Result{}, err
-	}
-	defer rec.Close()
-	file, spans, err := w.file.writeExchange(rec)
+	file, spans, err := w.file.writeExchange([]*record{rec}, nil, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("warc: writing metadata for %s: %w", md.URL, err)
 	}
 	w.records.Add(1)
-	id := rec.WarcHeader().GetId(gowarc.WarcRecordID)
 	return Result{File: file, Offset: spans[0].offset, Length: spans[0].length,
-		Ref: Ref{RecordID: id, URL: md.URL, Date: date.UTC().Format(time.RFC3339)}}, nil
-}
-
-func buildMetadata(md *Metadata, date time.Time) (gowarc.WarcRecord, error) {
-	libraryMu.Lock()
-	defer libraryMu.Unlock()
-	rb := gowarc.NewRecordBuilder(gowarc.Metadata, recordOptions()...)
-	rb.AddWarcHeader(gowarc.WarcTargetURI, md.URL)
-	rb.AddWarcHeaderTime(gowarc.WarcDate, date)
-	rb.AddWarcHeader(gowarc.ContentType, md.ContentType)
-	if md.ConcurrentTo != "" {
-		rb.AddWarcHeader(gowarc.WarcConcurrentTo, "<"+md.ConcurrentTo+">")
-	}
-	if md.RefersTo != "" {
-		rb.AddWarcHeader(gowarc.WarcRefersTo, "<"+md.RefersTo+">")
-	}
-	if _, err := rb.Write(md.Body); err != nil {
-		return nil, fmt.Errorf("warc: metadata record for %s: %w", md.URL, err)
-	}
-	rec, _, err := rb.Build()
-	if err != nil {
-		return nil, fmt.Errorf("warc: metadata record for %s: %w", md.URL, err)
-	}
-	return rec, nil
+		Ref: Ref{RecordID: rec.id, URL: md.URL, Date: rec.get("WARC-Date")}}, nil
 }

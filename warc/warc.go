@@ -24,17 +24,45 @@
 // say): a Writer skips names another Writer has taken, and never replaces a
 // file, finished or not. Close reports any failure to finish the last file.
 //
-// Records are built and encoded by github.com/nlnwa/gowarc; this package
-// decides what goes into the records and writes the files.
+// The package builds and encodes the records itself. Each digest is
+// computed once, over bytes already in memory; the records of an exchange
+// are built and compressed in the caller's goroutine, outside the Writer's
+// lock, at gzip level 1 by default (Options.CompressionLevel), so that
+// archiving keeps up with a crawl; only the revisit decision and the write
+// to the file are serialized.
 //
-// The response record holds the body as the fetcher decoded it. Because the
-// bytes are no longer those of the wire, the Content-Encoding and
-// Transfer-Encoding headers are removed from the recorded response and
-// Content-Length is set to the decoded length, so the record is a
-// self-consistent HTTP message that replay tools can serve. A response that
-// has no content whatever its length (to a HEAD request, or 1xx, 204, 304)
-// keeps the Content-Length it was sent, unless that described an encoded
-// representation, in which case it is removed.
+// The response record holds the HTTP response as it was received, when
+// the caller has it (Exchange.WireBody, from fetch.Wire): the status line
+// with its reason phrase, the header fields as sent (sorted), and the body
+// with its content codings intact (WARC 1.1 section 6.3.2), de-chunked, as
+// WARC 1.1 allows and warcio does. The transfer coding the body came with
+// is named in X-Crawler-Transfer-Encoding instead of Transfer-Encoding and
+// Content-Length is set to the length of the body recorded (the length
+// the server sent, if different because the body was cut at a size limit,
+// is kept in X-Crawler-Content-Length), the names Common Crawl uses, so the
+// record is a self-consistent HTTP message that replay tools can serve.
+// WARC-Payload-Digest is the digest of that body, as transferred, and
+// WARC-Block-Digest that of the whole block. A content-encoded body is
+// stored in its gzip member rather than compressed a second time. The
+// connection's protocols are recorded as WARC-Protocol fields ("h2",
+// "http/1.1", "tls/1.3") and its cipher suite as WARC-Cipher-Suite, the
+// fields of the IIPC proposal for them.
+//
+// Without a wire body the record holds Exchange.Body as the fetcher
+// decoded it. Because those bytes are no longer those of the wire, the
+// Content-Encoding and Transfer-Encoding headers are removed from the
+// recorded response and Content-Length is set to the decoded length. A
+// response that has no content whatever its length (to a HEAD request, or
+// 1xx, 204, 304) keeps the Content-Length it was sent, unless that
+// described an encoded representation of a decoded body, in which case it
+// is removed.
+//
+// With Options.Index a CDXJ index of each file is written beside it when
+// the file is finished (NAME.cdxj for NAME.warc.gz): one line per response
+// or revisit record, sorted, with the SURT key, the 14-digit timestamp and
+// the url, mime, status, digest, length, offset and filename fields that
+// pywb, OpenWayback and warcio's cdx-index write. PackWACZ packages the
+// files and their indexes as a WACZ for replay.
 //
 // The request record holds the request line (the method, the URL's path
 // and query, HTTP/1.1) and Exchange.RequestHeader, fields sorted, with a
@@ -52,6 +80,7 @@ package warc
 import (
 	"bytes"
 	"container/list"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -64,7 +93,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nlnwa/gowarc"
+	"github.com/klauspost/compress/gzip"
 )
 
 // DefaultMaxFileSize is the size at which a WARC file is closed and the next
@@ -74,13 +103,6 @@ const DefaultMaxFileSize = 1 << 30
 // defaultDigestMemory bounds how many payload digests the Writer remembers to
 // turn identical payloads into revisit records.
 const defaultDigestMemory = 100_000
-
-// libraryMu serializes building records with gowarc. Building a record
-// writes package-level state of the uuid generator it uses
-// (uuid.EnableRandPool in gowarc's default options), so concurrent writes,
-// even through different Writers, race without it. Encoding built records
-// touches only the records, and is done outside it.
-var libraryMu sync.Mutex
 
 // ErrClosed is returned by writes to a closed Writer.
 var ErrClosed = errors.New("warc: writer is closed")
@@ -110,6 +132,16 @@ type Options struct {
 	// Now returns the current time; nil means time.Now. It dates file
 	// names, warcinfo records and exchanges without a Date.
 	Now func() time.Time
+	// CompressionLevel is the gzip level of the records, 1 (fastest) to 9
+	// (smallest), or gzip.HuffmanOnly (-2: about a quarter less CPU than
+	// level 1, twice the size); zero means 1. Archive pages compress about as well at
+	// level 1 as at the default 6, at a fraction of the CPU (see
+	// BENCHMARKS.md); the records of content-encoded bodies hardly
+	// compress at any level.
+	CompressionLevel int
+	// Index writes a CDXJ index of each file beside it (see the package
+	// documentation).
+	Index bool
 }
 
 // Exchange is one fetch to be archived.
@@ -129,14 +161,27 @@ type Exchange struct {
 	Method        string
 	RequestHeader http.Header
 	// StatusCode, Proto and Header describe the response; Proto defaults to
-	// HTTP/1.1.
+	// HTTP/1.1. Reason is the status line's reason phrase as received;
+	// empty means the standard one for StatusCode.
 	StatusCode int
 	Proto      string
+	Reason     string
 	Header     http.Header
-	// Body is the response body, decoded.
+	// TransferEncoding lists the transfer codings the response came with
+	// and that were removed from the body (net/http's
+	// Response.TransferEncoding, which it takes out of Header).
+	TransferEncoding []string
+	// TLS is the connection's TLS session, nil for plain HTTP: it gives
+	// the WARC-Protocol and WARC-Cipher-Suite fields.
+	TLS *tls.ConnectionState
+	// WireBody, if not nil, is the body as received: de-chunked, its
+	// content codings intact (fetch.Wire.Body). The record then holds it
+	// with the header as sent, and Body is not used.
+	WireBody []byte
+	// Body is the response body, decoded, recorded when WireBody is nil.
 	Body []byte
-	// Truncated is set when the body was cut at a size limit; it becomes
-	// the record's WARC-Truncated reason ("length").
+	// Truncated is set when the recorded body was cut at a size limit; it
+	// becomes the record's WARC-Truncated reason ("length").
 	Truncated bool
 }
 
@@ -215,42 +260,42 @@ func New(opts Options) (*Writer, error) {
 		opts.Software = "crawlkit"
 	}
 	w := &Writer{opts: opts, digests: make(map[string]*list.Element), lru: list.New()}
-	w.file = newFileWriter(opts.Dir, opts.Prefix, opts.Now, opts.MaxFileSize, w.buildWarcinfo)
+	if opts.CompressionLevel == 0 {
+		opts.CompressionLevel = gzip.BestSpeed
+	}
+	if (opts.CompressionLevel < gzip.BestSpeed || opts.CompressionLevel > gzip.BestCompression) && opts.CompressionLevel != gzip.HuffmanOnly {
+		return nil, fmt.Errorf("warc: Options.CompressionLevel %d is not a gzip level (1 to 9, or -2)", opts.CompressionLevel)
+	}
+	w.opts = opts
+	w.file = newFileWriter(opts.Dir, opts.Prefix, opts.Now, opts.MaxFileSize, opts.CompressionLevel, w.buildWarcinfo)
+	w.file.index = opts.Index
 	return w, nil
 }
 
-func recordOptions() []gowarc.WarcRecordOption {
-	return []gowarc.WarcRecordOption{
-		gowarc.WithAddMissingRecordId(true),
-		gowarc.WithAddMissingContentLength(true),
-		gowarc.WithAddMissingDigest(true),
-		gowarc.WithDefaultDigestAlgorithm("sha1"),
-	}
-}
-
-// buildWarcinfo builds the warcinfo record that starts the file named name.
-func (w *Writer) buildWarcinfo(name string) (gowarc.WarcRecord, error) {
+// buildWarcinfo builds the warcinfo record that starts the file named name
+// (WARC 1.1 section 6.2).
+func (w *Writer) buildWarcinfo(name string) *record {
 	fields := "software: " + w.opts.Software + "\r\nformat: WARC File Format 1.1\r\n" +
 		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n"
 	if w.opts.Operator != "" {
 		fields += "operator: " + w.opts.Operator + "\r\n"
 	}
-	libraryMu.Lock()
-	defer libraryMu.Unlock()
-	rb := gowarc.NewRecordBuilder(gowarc.Warcinfo, recordOptions()...)
-	rb.AddWarcHeaderTime(gowarc.WarcDate, w.opts.Now().UTC())
-	rb.AddWarcHeader(gowarc.WarcFilename, name)
-	rb.AddWarcHeader(gowarc.ContentType, gowarc.ApplicationWarcFields)
-	if _, err := rb.WriteString(fields); err != nil {
-		return nil, err
-	}
-	rec, _, err := rb.Build()
-	return rec, err
+	rec := newRecord("warcinfo")
+	rec.add("WARC-Date", warcDate(w.opts.Now()))
+	rec.add("WARC-Filename", name)
+	rec.add("Content-Type", "application/warc-fields")
+	rec.head = []byte(fields)
+	rec.addBlockDigest()
+	return rec
 }
 
 // WriteExchange writes ex as a response record (or a revisit record, see
 // the package documentation) followed by a request record, in one file.
 // When it returns an error, the exchange is in no file the Writer finishes.
+//
+// The records are built, digested and compressed in the caller's
+// goroutine; only the revisit decision and the write to the file are
+// serialized, so concurrent callers compress in parallel.
 func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	if ex == nil || ex.URL == "" {
 		return Result{}, errors.New("warc: exchange without a URL")
@@ -262,26 +307,39 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("warc: exchange for %s: %w", ex.URL, err)
 	}
+	date := ex.Date
+	if date.IsZero() {
+		date = w.opts.Now()
+	}
+	resp, payloadDigest := buildResponse(ex, warcDate(date), ip)
+
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return Result{}, ErrClosed
+	}
+	rec, res, remember := w.revisitOrResponse(ex, resp, payloadDigest)
+	infoID := w.file.infoID
+	w.mu.Unlock()
+
+	req := buildRequest(ex, warcDate(date), ip, rec)
+	recs := []*record{rec, req}
+	enc := encoders.Get().(*encoder)
+	defer putEncoder(enc)
+	if err := enc.encode(recs, infoID, w.opts.CompressionLevel); err != nil {
+		return Result{}, fmt.Errorf("warc: encoding records for %s: %w", ex.URL, err)
+	}
+
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return Result{}, ErrClosed
 	}
-	date := ex.Date
-	if date.IsZero() {
-		date = w.opts.Now()
+	var entry *cdxEntry
+	if w.opts.Index {
+		entry = newCDXEntry(ex, rec, date, res.Revisit)
 	}
-	date = date.UTC()
-
-	rec, req, res, remember, err := w.buildRecords(ex, date, ip)
-	if err != nil {
-		return Result{}, err
-	}
-	// A record with a large body keeps it in a temporary file until closed.
-	// Closing only releases it, so its error does not matter.
-	defer rec.Close()
-	defer req.Close()
-	file, spans, err := w.file.writeExchange(rec, req)
+	file, spans, err := w.file.writeExchange(recs, enc, entry)
 	if err != nil {
 		return Result{}, fmt.Errorf("warc: writing records for %s: %w", ex.URL, err)
 	}
@@ -296,65 +354,59 @@ func (w *Writer) WriteExchange(ex *Exchange) (Result, error) {
 	return res, nil
 }
 
-// buildRecords builds the records of ex: the response (or revisit) record
-// and the request record. remember says whether res.Ref is to be remembered
-// as the first copy of its payload once written.
-func (w *Writer) buildRecords(ex *Exchange, date time.Time, ip string) (rec, req gowarc.WarcRecord, res Result, remember bool, err error) {
-	libraryMu.Lock()
-	defer libraryMu.Unlock()
-	resp, err := w.buildResponse(ex, date, ip)
-	if err != nil {
-		return nil, nil, Result{}, false, err
-	}
-	payloadDigest := resp.WarcHeader().Get(gowarc.WarcPayloadDigest)
-	own, err := resp.CreateRevisitRef(gowarc.ProfileIdenticalPayloadDigestV1_1)
-	if err != nil {
-		resp.Close()
-		return nil, nil, Result{}, false, fmt.Errorf("warc: %w", err)
-	}
-	res.Ref = Ref{RecordID: own.TargetRecordId, URL: own.TargetUri, Date: own.TargetDate, PayloadDigest: payloadDigest}
-
-	var revisit *gowarc.RevisitRef
+// revisitOrResponse decides whether resp, the response record of ex, is
+// written as it is or as a revisit record, and returns the record to write.
+// remember says whether res.Ref is to be remembered as the first copy of
+// its payload once written. w.mu is held.
+func (w *Writer) revisitOrResponse(ex *Exchange, resp *record, payloadDigest string) (rec *record, res Result, remember bool) {
+	res.Ref = Ref{RecordID: resp.id, URL: ex.URL, Date: resp.get("WARC-Date"), PayloadDigest: payloadDigest}
 	switch {
 	case ex.StatusCode == http.StatusNotModified:
-		revisit = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1}
-	case ex.StatusCode >= 200 && ex.StatusCode < 300 && len(ex.Body) > 0 && payloadDigest != "":
-		if first, seen := w.lookupDigest(payloadDigest); seen {
-			revisit = &gowarc.RevisitRef{
-				Profile:        gowarc.ProfileIdenticalPayloadDigestV1_1,
-				TargetRecordId: first.RecordID,
-				TargetUri:      first.URL,
-				TargetDate:     first.Date,
-			}
-			res.Ref = first
-		} else {
-			remember = true
-		}
-	}
-	rec = resp
-	if revisit != nil {
-		// The revisit record copies what it needs of the response record.
-		rec, err = resp.ToRevisitRecord(revisit)
-		resp.Close()
-		if err != nil {
-			return nil, nil, Result{}, false, fmt.Errorf("warc: revisit record for %s: %w", ex.URL, err)
-		}
-		if revisit.Profile == gowarc.ProfileServerNotModifiedV1_1 {
-			// The payload of a server-not-modified revisit is the unmodified
-			// content (WARC 1.1 section 6.7.3), which was not fetched: the
-			// digest of the 304's empty body is not its digest.
-			rec.WarcHeader().Delete(gowarc.WarcPayloadDigest)
-			res.Ref.PayloadDigest = ""
-		}
+		// The payload of a server-not-modified revisit is the unmodified
+		// content (WARC 1.1 section 6.7.3), which was not fetched: the
+		// digest of the 304's empty body is not its digest.
+		res.Ref.PayloadDigest = ""
 		res.Revisit = true
+		return toRevisit(resp, profileServerNotModified, Ref{}), res, false
+	case ex.StatusCode >= 200 && ex.StatusCode < 300 && len(resp.payload) > 0:
+		if first, seen := w.lookupDigest(payloadDigest); seen {
+			res.Ref, res.Revisit = first, true
+			return toRevisit(resp, profileIdenticalPayloadDigest, first), res, false
+		}
+		return resp, res, true
 	}
+	return resp, res, false
+}
 
-	req, err = w.buildRequest(ex, date, ip, rec.WarcHeader().GetId(gowarc.WarcRecordID))
-	if err != nil {
-		rec.Close()
-		return nil, nil, Result{}, false, err
+// The revisit profiles of WARC 1.1 section 6.7.
+const (
+	profileIdenticalPayloadDigest = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+	profileServerNotModified      = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+)
+
+// toRevisit turns resp into a revisit record of profile (WARC 1.1 section
+// 6.7), referring to first for identical-payload-digest. Its block is the
+// response's HTTP head alone, so it is marked WARC-Truncated: length, as
+// Heritrix and gowarc do; it keeps the response's record ID.
+func toRevisit(resp *record, profile string, first Ref) *record {
+	rec := &record{typ: "revisit", id: resp.id, head: resp.head}
+	for i := 0; i+1 < len(resp.fields); i += 2 {
+		switch resp.fields[i] {
+		case "WARC-Block-Digest", "WARC-Truncated", "WARC-Payload-Digest":
+		default:
+			rec.add(resp.fields[i], resp.fields[i+1])
+		}
 	}
-	return rec, req, res, remember, nil
+	rec.add("WARC-Profile", profile)
+	if profile == profileIdenticalPayloadDigest {
+		rec.add("WARC-Refers-To", "<"+first.RecordID+">")
+		rec.add("WARC-Refers-To-Target-URI", first.URL)
+		rec.add("WARC-Refers-To-Date", first.Date)
+		rec.add("WARC-Payload-Digest", first.PayloadDigest)
+	}
+	rec.add("WARC-Truncated", "length")
+	rec.addBlockDigest()
+	return rec
 }
 
 // lookupDigest returns the first record written with the payload digest,
@@ -397,51 +449,155 @@ func ipField(ip string) (string, error) {
 	return a.Unmap().WithZone("").String(), nil
 }
 
-func (w *Writer) buildResponse(ex *Exchange, date time.Time, ip string) (gowarc.WarcRecord, error) {
-	rb := gowarc.NewRecordBuilder(gowarc.Response, recordOptions()...)
-	rb.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
-	rb.AddWarcHeaderTime(gowarc.WarcDate, date)
-	rb.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=response")
+// buildResponse builds the response record of ex and returns it with its
+// payload digest.
+func buildResponse(ex *Exchange, date, ip string) (*record, string) {
+	rec := newRecord("response")
+	rec.add("WARC-Target-URI", ex.URL)
+	rec.add("WARC-Date", date)
+	rec.add("Content-Type", "application/http;msgtype=response")
 	if ip != "" {
-		rb.AddWarcHeader(gowarc.WarcIPAddress, ip)
+		rec.add("WARC-IP-Address", ip)
 	}
+	addProtocol(rec, ex)
 	if ex.Truncated {
-		rb.AddWarcHeader(gowarc.WarcTruncated, "length")
+		rec.add("WARC-Truncated", "length")
 	}
+	body := ex.Body
+	if ex.WireBody != nil {
+		body = ex.WireBody
+	}
+	rec.head = responseHead(ex, body)
+	rec.payload = body
+	rec.stored = ex.WireBody != nil && len(body) > 0 && contentEncoded(ex.Header)
+	// The payload is the entity body as transferred (WARC 1.1 section
+	// 6.3.2): content codings intact when the wire body is recorded.
+	payloadDigest := digest(body)
+	rec.add("WARC-Payload-Digest", payloadDigest)
+	rec.addBlockDigest()
+	return rec, payloadDigest
+}
+
+// responseHead returns the HTTP head recorded for ex, whose recorded body
+// is body: the status line and the header fields, sorted, as the package
+// documentation describes.
+func responseHead(ex *Exchange, body []byte) []byte {
 	proto := ex.Proto
 	if proto == "" || !strings.HasPrefix(proto, "HTTP/") {
 		proto = "HTTP/1.1"
 	}
+	reason := ex.Reason
+	if reason == "" || strings.ContainsAny(reason, "\r\n") {
+		reason = http.StatusText(ex.StatusCode)
+	}
 	var head bytes.Buffer
-	fmt.Fprintf(&head, "%s %d %s\r\n", proto, ex.StatusCode, http.StatusText(ex.StatusCode))
+	head.Grow(512)
+	head.WriteString(proto)
+	head.WriteByte(' ')
+	head.WriteString(strconv.Itoa(ex.StatusCode))
+	head.WriteByte(' ')
+	head.WriteString(reason)
+	head.WriteString("\r\n")
 	h := ex.Header.Clone()
 	if h == nil {
 		h = http.Header{}
 	}
-	encoded := len(h.Values("Content-Encoding")) > 0
-	h.Del("Content-Encoding")
+	sent := h.Get("Content-Length")
+	// Transfer codings are removed from a recorded body (the fetcher
+	// de-chunks it); the header that named them is kept under Common
+	// Crawl's name, so the record still says how the body came.
+	te := append(h.Values("Transfer-Encoding"), ex.TransferEncoding...)
 	h.Del("Transfer-Encoding")
-	switch {
-	case !hasNoContent(ex) || len(ex.Body) > 0:
-		h.Set("Content-Length", strconv.Itoa(len(ex.Body)))
-	case encoded:
-		// The length of the encoded representation; the archive holds
-		// decoded ones.
-		h.Del("Content-Length")
+	if len(te) > 0 {
+		h["X-Crawler-Transfer-Encoding"] = te
+	}
+	if ex.WireBody == nil {
+		// A decoded body: its content codings are removed too.
+		encoded := len(h.Values("Content-Encoding")) > 0
+		h.Del("Content-Encoding")
+		switch {
+		case !hasNoContent(ex) || len(body) > 0:
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+		case encoded:
+			// The length of the encoded representation; the archive
+			// holds decoded ones.
+			h.Del("Content-Length")
+		}
+	} else if !hasNoContent(ex) || len(body) > 0 {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		if sent != "" && sent != strconv.Itoa(len(body)) {
+			// A body cut at the size limit: the length the server sent
+			// is kept as Common Crawl keeps it.
+			h.Set("X-Crawler-Content-Length", sent)
+		}
 	}
 	writeHeader(&head, h)
 	head.WriteString("\r\n")
-	if _, err := rb.Write(head.Bytes()); err != nil {
-		return nil, fmt.Errorf("warc: response record for %s: %w", ex.URL, err)
+	return head.Bytes()
+}
+
+// contentEncoded reports whether h names a content coding other than
+// identity (RFC 9110 section 8.4): the body is compressed already.
+func contentEncoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
 	}
-	if _, err := rb.Write(ex.Body); err != nil {
-		return nil, fmt.Errorf("warc: response record for %s: %w", ex.URL, err)
+	return false
+}
+
+// addProtocol adds WARC-Protocol fields, the application protocol (its
+// ALPN identifier) and the TLS version, and WARC-Cipher-Suite, with the
+// values of the IIPC proposal adopted for WARC 1.1's successor (iipc/
+// warc-specifications issue 42) and written by Browsertrix: "h2",
+// "http/1.1", "tls/1.3", "TLS_AES_128_GCM_SHA256".
+func addProtocol(rec *record, ex *Exchange) {
+	if p := protocolName(ex.Proto); p != "" {
+		rec.add("WARC-Protocol", p)
 	}
-	rec, _, err := rb.Build()
-	if err != nil {
-		return nil, fmt.Errorf("warc: response record for %s: %w", ex.URL, err)
+	if ex.TLS == nil {
+		return
 	}
-	return rec, nil
+	if v := tlsVersionName(ex.TLS.Version); v != "" {
+		rec.add("WARC-Protocol", v)
+	}
+	if ex.TLS.CipherSuite != 0 {
+		rec.add("WARC-Cipher-Suite", tls.CipherSuiteName(ex.TLS.CipherSuite))
+	}
+}
+
+// protocolName maps net/http's Proto to its ALPN protocol identifier
+// (RFC 7301, IANA registry), or "" when unknown.
+func protocolName(proto string) string {
+	switch proto {
+	case "HTTP/1.0":
+		return "http/1.0"
+	case "HTTP/1.1":
+		return "http/1.1"
+	case "HTTP/2.0", "HTTP/2":
+		return "h2"
+	case "HTTP/3.0", "HTTP/3":
+		return "h3"
+	}
+	return ""
+}
+
+// tlsVersionName spells a TLS version as WARC-Protocol does: "tls/1.3".
+func tlsVersionName(v uint16) string {
+	switch v {
+	case tls.VersionTLS10:
+		return "tls/1.0"
+	case tls.VersionTLS11:
+		return "tls/1.1"
+	case tls.VersionTLS12:
+		return "tls/1.2"
+	case tls.VersionTLS13:
+		return "tls/1.3"
+	}
+	return ""
 }
 
 // hasNoContent reports whether the response to ex has no content whatever
@@ -455,14 +611,19 @@ func hasNoContent(ex *Exchange) bool {
 		ex.StatusCode == http.StatusNoContent || ex.StatusCode == http.StatusNotModified
 }
 
-func (w *Writer) buildRequest(ex *Exchange, date time.Time, ip, concurrentTo string) (gowarc.WarcRecord, error) {
+// buildRequest builds the request record of ex, concurrent to rec.
+func buildRequest(ex *Exchange, date, ip string, rec *record) *record {
 	method := ex.Method
 	if method == "" {
 		method = http.MethodGet
 	}
 	target, host := requestTarget(ex.URL)
 	var block bytes.Buffer
-	fmt.Fprintf(&block, "%s %s HTTP/1.1\r\n", method, target)
+	block.Grow(512)
+	block.WriteString(method)
+	block.WriteByte(' ')
+	block.WriteString(target)
+	block.WriteString(" HTTP/1.1\r\n")
 	h := ex.RequestHeader.Clone()
 	if h == nil {
 		h = http.Header{}
@@ -473,25 +634,19 @@ func (w *Writer) buildRequest(ex *Exchange, date time.Time, ip, concurrentTo str
 	writeHeader(&block, h)
 	block.WriteString("\r\n")
 
-	rb := gowarc.NewRecordBuilder(gowarc.Request, recordOptions()...)
-	rb.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
-	rb.AddWarcHeaderTime(gowarc.WarcDate, date)
-	rb.AddWarcHeader(gowarc.ContentType, "application/http;msgtype=request")
+	req := newRecord("request")
+	req.add("WARC-Target-URI", ex.URL)
+	req.add("WARC-Date", date)
+	req.add("Content-Type", "application/http;msgtype=request")
 	if ip != "" {
 		// The address the request was sent to, as wget records it.
-		rb.AddWarcHeader(gowarc.WarcIPAddress, ip)
+		req.add("WARC-IP-Address", ip)
 	}
-	if concurrentTo != "" {
-		rb.AddWarcHeader(gowarc.WarcConcurrentTo, "<"+concurrentTo+">")
-	}
-	if _, err := rb.Write(block.Bytes()); err != nil {
-		return nil, fmt.Errorf("warc: request record for %s: %w", ex.URL, err)
-	}
-	rec, _, err := rb.Build()
-	if err != nil {
-		return nil, fmt.Errorf("warc: request record for %s: %w", ex.URL, err)
-	}
-	return rec, nil
+	addProtocol(req, ex)
+	req.add("WARC-Concurrent-To", "<"+rec.id+">")
+	req.head = block.Bytes()
+	req.addBlockDigest()
+	return req
 }
 
 // requestTarget splits an absolute URL into the request-target (path and
@@ -538,8 +693,13 @@ func writeHeader(b *bytes.Buffer, h http.Header) {
 		for _, v := range h[k] {
 			// Header values from the wire cannot hold CR or LF; values set
 			// by callers might, and would break the record's framing.
-			v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
-			fmt.Fprintf(b, "%s: %s\r\n", k, v)
+			if strings.ContainsAny(v, "\r\n") {
+				v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
+			}
+			b.WriteString(k)
+			b.WriteString(": ")
+			b.WriteString(v)
+			b.WriteString("\r\n")
 		}
 	}
 }

@@ -74,6 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	userAgent := fs.String("user-agent", "crawlkit-quickstart/0.1 (+https://github.com/crawlkit/crawlkit)", "User-Agent; starts with the robots.txt product token (required with -seed: name yourself and a contact)")
 	dataDir := fs.String("data-dir", "crawl-data", "directory of the crawl's durable state; reuse it to resume")
 	warcDir := fs.String("warc-dir", "", "directory for WARC files (default <data-dir>/warc; \"off\" disables)")
+	waczOut := fs.String("wacz", "", "after the crawl, package the WARC files and their indexes as this WACZ file, for replay in ReplayWeb.page")
 	workers := fs.Int("workers", crawlkit.DefaultWorkers, "pages fetched at once")
 	delay := fs.Duration("delay", time.Second, "least time between requests to one host; 0 for none, only on sites you run (synthetic web default: 100ms)")
 	var allow stringList
@@ -155,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if dir == "" {
 			dir = filepath.Join(*dataDir, "warc")
 		}
-		sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir, Software: "crawlkit quickstart"})
+		sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir, Software: "crawlkit quickstart", Index: true})
 		if err != nil {
 			return err
 		}
@@ -220,6 +221,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if sink, ok := cfg.Sink.(*crawlkit.WARCSink); ok && s.URLs.Fetched > 0 {
 		records, revisits := sink.Writer().Stats()
 		fmt.Fprintf(stdout, "  WARC: %d records (%d revisits) in %s; list them with any WARC reader, e.g. `warcio index FILE`.\n", records, revisits, warcDirUsed)
+	}
+	if *waczOut != "" && warcDirUsed != "" {
+		if werr := warc.PackWACZ(warcDirUsed, *waczOut); werr != nil {
+			return werr
+		}
+		fmt.Fprintf(stdout, "  WACZ: %s.\n", *waczOut)
 	}
 	if statsJSON := os.Getenv("QUICKSTART_STATS_JSON"); statsJSON != "" {
 		out, _ := json.MarshalIndent(s, "", "  ")
