@@ -12,8 +12,8 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
-	"github.com/crawlkit/crawlkit/examples/distributed"
-	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
+	"github.com/crawlkit/crawlkit/distributed"
+	"github.com/crawlkit/crawlkit/distributed/internal/natsd"
 )
 
 const (

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit"
-	"github.com/crawlkit/crawlkit/examples/distributed"
+	"github.com/crawlkit/crawlkit/distributed"
 )
 
 func main() {

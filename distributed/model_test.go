@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/crawlkit/crawlkit/examples/distributed"
+	"github.com/crawlkit/crawlkit/distributed"
 )
 
 // TestAssignmentModel computes, for clusters of 10, 100 and 1 000 nodes

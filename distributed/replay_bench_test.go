@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/crawlkit/crawlkit/bloom"
-	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
+	"github.com/crawlkit/crawlkit/distributed/internal/natsd"
 	"github.com/crawlkit/crawlkit/frontier"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
+	"github.com/crawlkit/crawlkit/distributed/internal/natsd"
 	"github.com/crawlkit/crawlkit/frontier"
 )
 

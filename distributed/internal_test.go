@@ -48,18 +48,28 @@ func TestMsgIDRoundTrip(t *testing.T) {
 	}
 }
 
-func TestRetryDelay(t *testing.T) {
-	q := &Queue{cfg: Config{RetryBase: 100, RetryMax: 1000}}
+// TestPlanRetry checks that the queue retries and gives up by
+// frontier.Policy: the backoff doubles from RetryBase to RetryMax with the
+// acquisition's attempts, a longer Retry-After wins, and the URL is given up
+// at its MaxAttempts-th retry.
+func TestPlanRetry(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	q := &Queue{now: func() time.Time { return now }, cfg: Config{MaxAttempts: 6, RetryBase: 100, RetryMax: 1000}}
 	for _, c := range []struct {
-		tries  uint64
+		prev   int
 		after  int64
 		expect int64
 	}{
-		{1, 0, 100}, {2, 0, 200}, {3, 0, 400}, {4, 0, 800}, {5, 0, 1000}, {60, 0, 1000}, {1, 5000, 5000},
+		{0, 0, 100}, {1, 0, 200}, {2, 0, 400}, {3, 0, 800}, {4, 0, 1000}, {0, 5000, 5000},
 	} {
-		if got := q.retryDelay(c.tries, durationOf(c.after)); int64(got) != c.expect {
-			t.Errorf("retryDelay(%d, %d) = %d, want %d", c.tries, c.after, got, c.expect)
+		d := q.planRetry(c.prev, durationOf(c.after))
+		if d.Kind != frontier.SettlementRetrying || d.Attempt != c.prev+1 || int64(d.At.Sub(now)) != c.expect {
+			t.Errorf("planRetry(%d, %d) = %v attempt %d in %d, want retrying attempt %d in %d",
+				c.prev, c.after, d.Kind, d.Attempt, d.At.Sub(now), c.prev+1, c.expect)
 		}
+	}
+	if d := q.planRetry(5, 0); d.Kind != frontier.SettlementGivenUp || d.Attempt != 6 {
+		t.Errorf("planRetry(5, 0) = %v attempt %d, want given up at 6", d.Kind, d.Attempt)
 	}
 }
 
@@ -213,8 +223,9 @@ func (m *fakeMsg) DoubleAck(context.Context) error           { m.acks++; return 
 func (m *fakeMsg) Metadata() (*jetstream.MsgMetadata, error) { return &jetstream.MsgMetadata{}, nil }
 
 // TestAttemptsCountedByTheNode checks that a URL is given up after
-// MaxAttempts fetches that ended in a retry, counted by the acquisition, not
-// by the message's delivery count (which handovers raise too).
+// MaxAttempts fetches that ended in a retry, and backed off by them,
+// counted by the acquisition, not by the message's delivery count (which
+// handovers raise too).
 func TestAttemptsCountedByTheNode(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q, p := fenceQueue(&now)
@@ -247,8 +258,9 @@ func TestAttemptsCountedByTheNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantNak, wantAck := 1, 0
-		// The backoff after 40 deliveries is capped at RetryMax.
-		want := frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(time.Minute), Attempt: attempt}
+		// The backoff doubles with the attempts, not the deliveries
+		// (40 of them would have capped it at RetryMax).
+		want := frontier.Settlement{Kind: frontier.SettlementRetrying, At: now.Add(time.Second << (attempt - 1)), Attempt: attempt}
 		if attempt == 3 {
 			wantNak, wantAck = 0, 1
 			want = frontier.Settlement{Kind: frontier.SettlementGivenUp, Attempt: 3}

@@ -282,6 +282,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
+// policy is the crawl's frontier.Policy: the retry and give-up rules of
+// every crawlkit queue, with this Config's bounds.
+func (cfg Config) policy() frontier.Policy {
+	return frontier.Policy{MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax}
+}
+
 // names derives the JetStream names of a crawl.
 type names struct {
 	crawl   string

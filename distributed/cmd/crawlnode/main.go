@@ -1,5 +1,5 @@
 // Command crawlnode is one node of a distributed crawlkit crawl over NATS
-// JetStream (see package github.com/crawlkit/crawlkit/examples/distributed
+// JetStream (see package github.com/crawlkit/crawlkit/distributed
 // and its README). Start as many as you like with the same -nats, -crawl,
 // -partitions and seeds:
 //
@@ -24,7 +24,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/crawlkit/crawlkit/examples/distributed"
+	"github.com/crawlkit/crawlkit/distributed"
 )
 
 func main() {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -551,24 +550,25 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 
 	retry := o.Kind == frontier.OutcomeRetry
 	stopping := q.isStopping()
+	var delay time.Duration
 	if retry && !stopping {
 		// Attempts are counted here, by the acquisition that makes them:
 		// the delivery count also grows with every handover.
 		p := h.part
 		p.mu.Lock()
-		n := 0
+		d := q.planRetry(p.retries[h.seq], o.RetryAfter)
 		if p.retries != nil {
-			p.retries[h.seq]++
-			n = p.retries[h.seq]
+			p.retries[h.seq] = d.Attempt
 		}
 		p.mu.Unlock()
-		set.Attempt = n
-		if n >= q.cfg.MaxAttempts {
+		set.Attempt = d.Attempt
+		if d.Kind == frontier.SettlementGivenUp {
 			retry = false
 			set.Kind = frontier.SettlementGivenUp
 			q.counters.given.Add(1)
-			q.log.Warn("giving up a URL after its last attempt", "url", l.URL, "attempts", n)
+			q.log.Warn("giving up a URL after its last attempt", "url", l.URL, "attempts", d.Attempt)
 		}
+		delay = d.At.Sub(q.now())
 	}
 	switch {
 	case retry && stopping:
@@ -580,7 +580,6 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		q.counters.naked.Add(1)
 		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now(), Attempt: l.Attempt}
 	case retry:
-		delay := q.retryDelay(h.tries, o.RetryAfter)
 		if err := h.msg.NakWithDelay(delay); err != nil {
 			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
 		}
@@ -632,12 +631,14 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 	return set, ferr
 }
 
-// retryDelay is the wait before attempt tries+1: frontier.Policy's
-// backoff (exponential from RetryBase, at most RetryMax, at least after),
-// the one every crawlkit queue uses.
-func (q *Queue) retryDelay(tries uint64, after time.Duration) time.Duration {
-	p := frontier.Policy{RetryBase: q.cfg.RetryBase, RetryMax: q.cfg.RetryMax}
-	return p.RetryDelay(int(min(tries, math.MaxInt32)), after)
+// planRetry is frontier.Policy's decision for a URL of which prev fetches
+// by this acquisition already ended in a retry, and whose latest asked for
+// Retry-After after: given up at MaxAttempts, else due again after the
+// policy's backoff. The policy is the one every crawlkit queue applies.
+func (q *Queue) planRetry(prev int, after time.Duration) frontier.Decision {
+	// Plan fails only for an outcome of an unknown kind.
+	d, _ := q.cfg.policy().Plan(&frontier.Lease{Attempt: prev}, frontier.Outcome{Kind: frontier.OutcomeRetry, RetryAfter: after}, q.now())
+	return d
 }
 
 // BlockHost keeps host from being leased before until.

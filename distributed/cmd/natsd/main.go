@@ -18,7 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/crawlkit/crawlkit/examples/distributed/internal/natsd"
+	"github.com/crawlkit/crawlkit/distributed/internal/natsd"
 )
 
 func main() {
