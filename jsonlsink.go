@@ -117,7 +117,12 @@ func NewJSONLSink(opts JSONLOptions) (*JSONLSink, error) {
 }
 
 // Record returns p as the sink records it.
-func (s *JSONLSink) Record(p *Page) *PageRecord {
+func (s *JSONLSink) Record(p *Page) *PageRecord { return s.opts.Record(p) }
+
+// Record returns p as a JSONLSink with these options records it, for
+// writers of the same records elsewhere (the distributed results stream)
+// without a file of their own.
+func (o JSONLOptions) Record(p *Page) *PageRecord {
 	r := &PageRecord{
 		URL: p.URL, Status: p.StatusCode, ContentType: p.ContentType, Depth: p.Depth,
 		Fetched: p.Fetched.UTC(), DurationMS: float64(p.Timing.Total) / float64(time.Millisecond),
@@ -130,7 +135,7 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 	if p.Fingerprint != 0 {
 		r.Fingerprint = fmt.Sprintf("%016x", p.Fingerprint)
 	}
-	for _, h := range s.opts.Headers {
+	for _, h := range o.Headers {
 		if v := p.Header.Get(h); v != "" {
 			if r.Headers == nil {
 				r.Headers = map[string]string{}
@@ -138,10 +143,10 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 			r.Headers[h] = v
 		}
 	}
-	if s.opts.Text {
+	if o.Text {
 		r.Text = p.Text
 	}
-	if s.opts.Links {
+	if o.Links {
 		r.Links = make([]LinkRecord, 0, len(p.Links))
 		for _, l := range p.Links {
 			if l.URL == "" {

@@ -65,6 +65,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through (repeatable)")
 	routeTLD := fs.String("route-tld", "", "testing only: TLD=ADDR sends every host under TLD to ADDR (e.g. test=127.0.0.1:8080 for a crawltest web)")
+	results := fs.Bool("results", false, "publish every handled page's record to the crawl's results stream (written by crawlresults)")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -160,6 +161,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
 		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
+		Results: *results,
 		Crawler: crawlkit.Config{
 			UserAgent: *userAgent, Seeds: seeds, Scope: sc, MaxDepth: *maxDepth, Workers: *workers,
 			Delay: *delay, MaxCrawlDelay: *maxCrawlDelay, RobotsRetries: *robotsRetries,

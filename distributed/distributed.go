@@ -176,6 +176,13 @@ type Config struct {
 	// (ExpectedURLs/Partitions, at least 4096; default 1 million in all).
 	ExpectedURLs uint64
 
+	// Results publishes every handled page's Result (its
+	// crawlkit.PageRecord, with the URL's key as ID) to the crawl's
+	// results stream before the page's URL is acknowledged, for
+	// ConsumeResults to write once (see results.go). The Crawler's own
+	// Sink, if any, still receives every page.
+	Results bool
+
 	// Logger receives the node's events; nil discards them.
 	Logger *slog.Logger
 	// Now is the node's clock; nil means time.Now.

@@ -26,6 +26,7 @@ type Node struct {
 	pol     *fetch.Politeness
 	crawler *crawlkit.Crawler
 	lazy    *lazyQueue
+	results *resultStash // nil unless Config.Results
 	httpMu  sync.Mutex
 	http    string
 }
@@ -48,6 +49,11 @@ func NewNode(cfg Config) (*Node, error) {
 	lazy := &lazyQueue{}
 	cc.Politeness = pol
 	cc.Queue = lazy
+	var results *resultStash
+	if cfg.Results {
+		results = newResultStash(cfg.NodeID, cc.Sink)
+		cc.Sink = results
+	}
 	if cc.Recrawl != nil {
 		return nil, fmt.Errorf("%w: Crawler.Recrawl is not supported by the distributed queue", ErrConfig)
 	}
@@ -55,7 +61,7 @@ func NewNode(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Node{cfg: cfg, names: namesFor(cfg.CrawlID), pol: pol, crawler: crawler, lazy: lazy}, nil
+	return &Node{cfg: cfg, names: namesFor(cfg.CrawlID), pol: pol, crawler: crawler, lazy: lazy, results: results}, nil
 }
 
 // SetHTTPAddr records the address the node's Handler is served on, so that
@@ -136,6 +142,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	defer q.close()
+	q.results = n.results
 	for p, part := range q.parts {
 		part.consumer = consumers[p]
 	}
@@ -354,6 +361,15 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying fun
 				PriorityGroups: []string{priorityGroup},
 				PinnedTTL:      3 * cfg.PullExpiry,
 			})
+			return err
+		})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if cfg.Results {
+		err := try("stream "+nm.resultsStream(), func(ctx context.Context) error {
+			_, err := ensureResultsStream(ctx, js, nm, cfg.Replicas, cfg.DuplicateWindow)
 			return err
 		})
 		if err != nil {

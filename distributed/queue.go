@@ -32,6 +32,9 @@ type Queue struct {
 	front  *frontier.Frontier
 	log    *slog.Logger
 	now    func() time.Time
+	// results, if set, holds the Results of handled pages until Done
+	// publishes them (Config.Results).
+	results *resultStash
 	// fenceTTL is how long a confirmation of this node's pin lets it
 	// hand out leases of the partition (see fence.go).
 	fenceTTL time.Duration
@@ -72,6 +75,7 @@ type queueCounters struct {
 	acquired, released           atomic.Int64
 	fenced, holds, probes        atomic.Int64
 	restarts                     atomic.Int64
+	results, resultDuplicates    atomic.Int64
 }
 
 // QueueStats are a Queue's counters, served by the node at /queue.
@@ -111,6 +115,10 @@ type QueueStats struct {
 	// client after a terminal pull error, or stalled (messages pending,
 	// no pull request waiting, nothing delivered; see README.md).
 	Restarts int64 `json:"restarts"`
+	// Results counts page Results published (Config.Results);
+	// ResultDuplicates those the server dropped as repeats.
+	Results          int64 `json:"results"`
+	ResultDuplicates int64 `json:"result_duplicates"`
 }
 
 // partition is one partition's state on this node.
@@ -286,6 +294,12 @@ func (q *Queue) Add(entries ...frontier.Entry) error {
 		m.Data = data
 		msgs = append(msgs, m)
 	}
+	return q.publishAll(msgs)
+}
+
+// publishAll publishes msgs, repeating the ones that failed for up to
+// PublishTimeout, as Add describes.
+func (q *Queue) publishAll(msgs []*nats.Msg) error {
 	stopping := q.stopping()
 	deadline := q.now().Add(PublishTimeout)
 	wait := 100 * time.Millisecond
@@ -414,6 +428,13 @@ func (q *Queue) publish(msgs []*nats.Msg) ([]*nats.Msg, error) {
 }
 
 func (q *Queue) countPublished(ack *jetstream.PubAck) {
+	if ack.Stream == q.names.resultsStream() {
+		q.counters.results.Add(1)
+		if ack.Duplicate {
+			q.counters.resultDuplicates.Add(1)
+		}
+		return
+	}
 	q.counters.published.Add(1)
 	if ack.Duplicate {
 		q.counters.publishDuplicates.Add(1)
@@ -531,6 +552,10 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 	}
 	q.mu.Unlock()
 
+	var result []byte // the page's Result, published with a final outcome
+	if q.results != nil {
+		result = q.results.take(l.URL)
+	}
 	local := o
 	if o.Kind == frontier.OutcomeRetry {
 		local = frontier.Failed() // the retry is the stream's, not the local frontier's
@@ -585,6 +610,16 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		}
 		q.counters.naked.Add(1)
 		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now().Add(delay), Attempt: set.Attempt}
+	case q.publishResult(l.URL, result) != nil:
+		// The page's Result is not stored: it must not be acknowledged
+		// without one. The next owner of the partition (or this node)
+		// fetches it again.
+		q.log.Warn("publishing the page's result failed; the URL is handed back", "url", l.URL)
+		if err := h.msg.Nak(); err != nil {
+			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
+		}
+		q.counters.naked.Add(1)
+		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now(), Attempt: set.Attempt}
 	default:
 		// An ack that gets no answer (a consumer leader election) is
 		// repeated: until the message is redelivered, a late ack still
@@ -672,6 +707,7 @@ func (q *Queue) QueueStats() QueueStats {
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
 		Restarts: c.restarts.Load(),
+		Results:  c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
 	}
 }
 
