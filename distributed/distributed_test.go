@@ -22,7 +22,7 @@ const (
 )
 
 // Child processes of the kill tests are this test binary, re-executed with
-// roleEnv set to "node" or "natsd" and their arguments JSON-encoded in
+// roleEnv set to "node", "natsd" or "results" and their arguments JSON-encoded in
 // argsEnv.
 const (
 	roleEnv = "DISTRIBUTED_TEST_ROLE"
@@ -50,6 +50,8 @@ func runRole(role string) int {
 		err = distributed.RunCommand(ctx, args, os.Stdout, os.Stderr)
 	case "natsd":
 		err = natsd.Run(ctx, args, os.Stdout, os.Stderr)
+	case "results":
+		err = distributed.RunResultsCommand(ctx, args, os.Stdout, os.Stderr)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
