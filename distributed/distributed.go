@@ -66,9 +66,16 @@ import (
 // Defaults applied by NewNode.
 const (
 	DefaultPartitions          = 64
-	DefaultMemberTTL           = 10 * time.Second
-	DefaultAckWait             = time.Minute
-	DefaultMaxHeldPerPartition = 256
+	// DefaultMemberTTL, DefaultAckWait and DefaultMaxHeldPerPartition are
+	// short and small so that a dead node's partitions are fetched again
+	// within seconds: its death is seen after MemberTTL, its held messages
+	// come back after AckWait (a live node sends InProgress every
+	// AckWait/3 for the at most MaxHeldPerPartition it holds of each
+	// partition), and the new owner waits FenceTTL = MemberTTL/2 (see
+	// README.md, "Failover").
+	DefaultMemberTTL           = 5 * time.Second
+	DefaultAckWait             = 5 * time.Second
+	DefaultMaxHeldPerPartition = 64
 	DefaultRetryBase           = frontier.DefaultRetryBase
 	DefaultRetryMax            = frontier.DefaultRetryMax
 	DefaultDuplicateWindow     = 2 * time.Minute
@@ -127,27 +134,28 @@ type Config struct {
 	Crawler crawlkit.Config
 
 	// MemberTTL is how long a node stays a member without a heartbeat
-	// (default 10 s); heartbeats are sent every MemberTTL/4. MemberTTL is
-	// also the fence TTL: a node hands out URLs of a partition only while
-	// its pin of the partition's consumer was confirmed by the server less
+	// (default 5 s); heartbeats are sent every MemberTTL/4. Half of it is
+	// the fence TTL: a node hands out URLs of a partition only while its
+	// pin of the partition's consumer was confirmed by the server less
 	// than that long ago.
 	MemberTTL time.Duration
 	// AckWait is how long a delivered message may go without an ack or
-	// InProgress before the server redelivers it (default 1 minute). It
+	// InProgress before the server redelivers it (default 5 s). It
 	// bounds how long a dead node's URLs wait before they are fetched by
 	// another node. InProgress is sent every AckWait/3 for held messages.
 	AckWait time.Duration
 	// MaxHeldPerPartition bounds the messages of one partition a node
-	// holds unacknowledged (default 256): the consumer's MaxAckPending.
+	// holds unacknowledged (default 64): the consumer's MaxAckPending,
+	// and the prefetch a dead node takes with it for AckWait.
 	MaxHeldPerPartition int
-	// HandoverHold is how long a node waits, beyond the fence TTL
-	// (MemberTTL), before fetching from a partition whose pin it has
-	// just been given (unless the consumer never delivered before, or the
-	// node's new pin directly follows its old one): every earlier holder
-	// has stopped leasing within the fence TTL, so a host's last fetch by
-	// the old holder and its first by the new one are spaced at least
-	// this much. Politeness state does not move with the partition.
-	// Default: Crawler.MaxCrawlDelay, or 30 s. See README.md, "Fencing".
+	// HandoverHold bounds a fetch that an earlier holder of a partition
+	// started before it was fenced. A node records, for each host it
+	// fetches, a reservation of HandoverHold before the fetch and the
+	// host's next contact time after it; a node given a partition's pin
+	// waits the fence TTL, then blocks each host until its recorded time
+	// (see handover.go). If the records cannot be read, it waits
+	// HandoverHold beyond the fence TTL instead. Default:
+	// Crawler.MaxCrawlDelay, or 30 s. See README.md, "Fencing".
 	HandoverHold time.Duration
 	// PullExpiry is how long one pull request waits on the server
 	// (default MemberTTL/4, at least 1 s). The pin lasts 3 × PullExpiry
@@ -309,6 +317,9 @@ func namesFor(crawlID string) names {
 		members: "crawl_" + crawlID + "_members",
 	}
 }
+
+// hosts is the crawl's hosts bucket (handover.go).
+func (n names) hosts() string { return "crawl_" + n.crawl + "_hosts" }
 
 // subject is partition p's subject.
 func (n names) subject(p int) string { return "crawl." + n.crawl + ".p." + strconv.Itoa(p) }

@@ -55,11 +55,11 @@ import (
 // pinHeader carries the pin id on every message a pinned consumer delivers.
 const pinHeader = "Nats-Pin-Id"
 
-// fenceTTL is how long a confirmation of a node's pin lets it fetch: the
-// member TTL. The guard renews a confirmation once it is a quarter of that
+// fenceTTL is how long a confirmation of a node's pin lets it fetch: half
+// the member TTL, so that a new holder's wait (handover.go) is short. The guard renews a confirmation once it is a quarter of that
 // old, which leaves three quarters for a slow answer before the node fences
 // itself.
-func (cfg Config) fenceTTL() time.Duration { return cfg.MemberTTL }
+func (cfg Config) fenceTTL() time.Duration { return cfg.MemberTTL / 2 }
 
 // wake makes the partition's guard look at it now.
 func (p *partition) wake() {
@@ -73,16 +73,29 @@ func (p *partition) wake() {
 // pin confirmed less than fenceTTL ago, hold over. It requires q.mu held.
 func (q *Queue) openLocked(p *partition, now time.Time) bool {
 	return p.owned && !p.confirmed.IsZero() && now.Before(p.confirmed.Add(q.fenceTTL)) &&
-		!now.Before(p.fetchFrom)
+		!now.Before(p.fetchFrom) && !p.handingOver
 }
 
-// holdLocked starts a handover hold of p from its tenure. It requires q.mu
-// held.
+// holdLocked starts a handover hold of p from its tenure: FenceTTL, after
+// which the partition's host records are read and the partition opens
+// with each host blocked until its recorded next contact (handover.go).
+// Without a hosts bucket (tests of the fence alone) the hold is FenceTTL +
+// HandoverHold, so that an earlier holder's last fetch of any host is
+// HandoverHold behind. It requires q.mu held.
 func (q *Queue) holdLocked(p *partition) {
 	q.counters.holds.Add(1)
-	if until := p.tenure.Add(q.fenceTTL + q.cfg.HandoverHold); until.After(p.fetchFrom) {
+	if q.hosts == nil {
+		if until := p.tenure.Add(q.fenceTTL + q.cfg.HandoverHold); until.After(p.fetchFrom) {
+			p.fetchFrom = until
+		}
+		return
+	}
+	if until := p.tenure.Add(q.fenceTTL); until.After(p.fetchFrom) {
 		p.fetchFrom = until
 	}
+	p.handover++
+	p.handingOver = true
+	go q.handOver(p, p.gen, p.handover, p.fetchFrom, p.tenure.Add(q.fenceTTL+q.cfg.HandoverHold))
 }
 
 // notePinLocked records the pin id and consumer sequence of a delivery of

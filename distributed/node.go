@@ -143,6 +143,20 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	defer q.close()
 	q.results = n.results
+	err = retry(sctx, "bucket "+n.names.hosts(), retrying, func(ctx context.Context) (err error) {
+		cfg := hostsBucketConfig(n.names, cfg.Replicas)
+		if q.hosts, err = js.KeyValue(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		q.hosts, err = js.CreateKeyValue(ctx, cfg)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
 	for p, part := range q.parts {
 		part.consumer = consumers[p]
 	}

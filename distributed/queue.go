@@ -32,6 +32,10 @@ type Queue struct {
 	front  *frontier.Frontier
 	log    *slog.Logger
 	now    func() time.Time
+	// hosts, if set, is the crawl's hosts bucket (handover.go); pol is
+	// the node's politeness, whose next contact times go there.
+	hosts jetstream.KeyValue
+	pol   frontier.Politeness
 	// results, if set, holds the Results of handled pages until Done
 	// publishes them (Config.Results).
 	results *resultStash
@@ -151,6 +155,8 @@ type partition struct {
 	probed      time.Time // when a message was last handed back to get a pin
 	tenure      time.Time // when this node first saw pin
 	fetchFrom   time.Time // no lease before this (handover politeness)
+	handover    int       // bumped by every hold (handover.go)
+	handingOver bool      // the hold's host records are being read
 	staged      []*heldMsg
 	kick        chan struct{} // wakes the guard
 
@@ -240,7 +246,7 @@ func newQueue(cfg Config, js jetstream.JetStream, stream jetstream.Stream, pol f
 	}
 	q := &Queue{
 		cfg: cfg, names: namesFor(cfg.CrawlID), js: js, stream: stream, front: front,
-		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{}, fenceTTL: cfg.fenceTTL(),
+		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{}, fenceTTL: cfg.fenceTTL(), pol: pol,
 	}
 	q.settled = sync.NewCond(&q.mu)
 	q.parts = make([]*partition, cfg.Partitions)
@@ -511,6 +517,7 @@ func (q *Queue) claim(l *frontier.Lease) bool {
 	// entry there): the lease gets this acquisition's count.
 	l.Attempt = h.attempt
 	q.mu.Unlock()
+	q.reserveHost(p.id, l.Host)
 	return true
 }
 
@@ -568,6 +575,9 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		}
 		return frontier.Settlement{}, ferr
 	}
+	// The next owner of the partition learns when the host may be
+	// contacted again before this URL is acknowledged or handed back.
+	q.settleHost(h.part.id, l.Host)
 	set := frontier.Settlement{Kind: frontier.SettlementFinished, Attempt: l.Attempt}
 	if o.Kind == frontier.OutcomeFailed {
 		set.Kind = frontier.SettlementFailed
@@ -845,7 +855,7 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	p.gen++
 	gen := p.gen
 	p.pin, p.lastDseq, p.confirmed, p.leader, p.checkLeader, p.lost, p.probed = "", 0, time.Time{}, "", false, 0, time.Time{}
-	p.tenure, p.fetchFrom, p.staged = time.Time{}, time.Time{}, nil
+	p.tenure, p.fetchFrom, p.staged, p.handingOver = time.Time{}, time.Time{}, nil, false
 	p.lastDelivery, p.stallAsked, p.stalls = q.now(), time.Time{}, 0
 	q.mu.Unlock()
 	cc, err := q.consume(p, gen)
