@@ -65,7 +65,7 @@ import (
 
 // Defaults applied by NewNode.
 const (
-	DefaultPartitions          = 64
+	DefaultPartitions = 64
 	// DefaultMemberTTL, DefaultAckWait and DefaultMaxHeldPerPartition are
 	// short and small so that a dead node's partitions are fetched again
 	// within seconds: its death is seen after MemberTTL, its held messages
