@@ -6,45 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/crawlkit/crawlkit/bloom"
 )
-
-// Owner returns the member that owns partition p by rendezvous (highest
-// random weight) hashing: the member whose XXH64 of "member/p" is largest,
-// ties broken by the smaller name (Thaler and Ravishankar, "Using
-// name-based mappings to increase hit rates", IEEE/ACM ToN 1998). When a
-// member joins or leaves, only the partitions it wins or held move; the
-// rest keep their owner. It returns "" for no members.
-func Owner(members []string, p int) string {
-	var best string
-	var bestScore uint64
-	suffix := "/" + strconv.Itoa(p)
-	for _, m := range members {
-		s := bloom.Key(m + suffix)
-		if best == "" || s > bestScore || (s == bestScore && m < best) {
-			best, bestScore = m, s
-		}
-	}
-	return best
-}
-
-// Assignment returns the partitions of [0, partitions) that member owns
-// among members.
-func Assignment(members []string, partitions int, member string) []int {
-	var out []int
-	for p := range partitions {
-		if Owner(members, p) == member {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // MemberInfo is what a node publishes in the membership bucket with each
 // heartbeat.
