@@ -111,7 +111,7 @@ func TestRunCommandRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-partitions", "0"}, "-partitions"},
-		{[]string{"-replicas", "0"}, "-replicas"},
+		{[]string{"-replicas", "-1"}, "-replicas"},
 		{[]string{"-workers", "0"}, "-workers"},
 		{[]string{"-workers", "-3"}, "-workers"},
 		{[]string{"-delay", "0s"}, "-delay"},

@@ -75,6 +75,15 @@ func TestOwnersBoundedLoad(t *testing.T) {
 	}
 }
 
+// TestDefaultReplicas checks the replication factor chosen by cluster size.
+func TestDefaultReplicas(t *testing.T) {
+	for servers, want := range map[int]int{0: 1, 1: 1, 2: 1, 3: 3, 5: 3} {
+		if got := distributed.DefaultReplicas(servers); got != want {
+			t.Errorf("DefaultReplicas(%d) = %d, want %d", servers, got, want)
+		}
+	}
+}
+
 func shareList(members []string, share map[string]int) []int {
 	out := make([]int, len(members))
 	for i, m := range members {

@@ -40,7 +40,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	id := fs.String("id", "", "node id, unique among the crawl's nodes (default: host name and pid)")
 	crawlID := fs.String("crawl", "default", "crawl id: names the stream, consumers and buckets")
 	partitions := fs.Int("partitions", DefaultPartitions, "number of partitions (fixed when the crawl is created)")
-	replicas := fs.Int("replicas", 1, "stream and bucket replicas (3 on a cluster)")
+	replicas := fs.Int("replicas", 0, "stream and bucket replicas (0: 3 if the cluster has 3 or more servers, else 1)")
 	var seeds stringList
 	fs.Var(&seeds, "seed", "seed URL (repeatable)")
 	seedsFile := fs.String("seeds-file", "", "file of seed URLs, one a line")
@@ -77,7 +77,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		name string
 		ok   bool
 	}{
-		{"-partitions", *partitions >= 1}, {"-replicas", *replicas >= 1}, {"-workers", *workers >= 1},
+		{"-partitions", *partitions >= 1}, {"-replicas", *replicas >= 0}, {"-workers", *workers >= 1},
 		{"-delay", *delay > 0}, {"-max-crawl-delay", *maxCrawlDelay > 0}, {"-member-ttl", *memberTTL > 0},
 		{"-ack-wait", *ackWait > 0}, {"-max-held", *held >= 1}, {"-retry-base", *retryBase > 0},
 		{"-max-attempts", *maxAttempts >= 1}, {"-dup-window", *dupWindow > 0}, {"-expected-urls", *expected > 0},

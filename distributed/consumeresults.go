@@ -14,7 +14,8 @@ type ResultsOptions struct {
 	// again with the same name goes on where the last one stopped.
 	Durable string
 	// Replicas and DuplicateWindow configure the results stream if the
-	// consumer creates it (before any node): as the nodes' Config.
+	// consumer creates it (before any node): as the nodes' Config (0:
+	// DefaultReplicas of the servers it sees).
 	Replicas        int
 	DuplicateWindow time.Duration
 	// UntilDone makes ConsumeResults return once the crawl is finished
@@ -39,7 +40,7 @@ func ConsumeResults(ctx context.Context, js jetstream.JetStream, crawlID string,
 		opts.Durable = "jsonl"
 	}
 	if opts.Replicas == 0 {
-		opts.Replicas = 1
+		opts.Replicas = DefaultReplicas(len(js.Conn().Servers()))
 	}
 	if opts.DuplicateWindow == 0 {
 		opts.DuplicateWindow = DefaultDuplicateWindow

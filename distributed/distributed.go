@@ -124,8 +124,9 @@ type Config struct {
 	// Partitions is the number of partitions P (default 64). Every node of
 	// a crawl must use the same P; it is fixed when the stream is created.
 	Partitions int
-	// Replicas is the replication factor of the stream and buckets
-	// (default 1; use 3 on a cluster).
+	// Replicas is the replication factor of the stream and buckets. Zero
+	// means by the cluster's size (DefaultReplicas): 3 when the node sees
+	// three or more servers, else 1. It is fixed when the crawl is created.
 	Replicas int
 
 	// Crawler configures each node's Crawler; its Queue and Politeness are
@@ -216,11 +217,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Partitions < 1 || cfg.Partitions > 4096 {
 		return cfg, fmt.Errorf("%w: %d partitions: want 1 to 4096", ErrConfig, cfg.Partitions)
 	}
-	if cfg.Replicas == 0 {
-		cfg.Replicas = 1
-	}
-	if cfg.Replicas < 1 || cfg.Replicas > 5 {
-		return cfg, fmt.Errorf("%w: %d replicas: want 1 to 5", ErrConfig, cfg.Replicas)
+	if cfg.Replicas < 0 || cfg.Replicas > 5 {
+		return cfg, fmt.Errorf("%w: %d replicas: want 1 to 5 (0: by the cluster's size)", ErrConfig, cfg.Replicas)
 	}
 	if cfg.MemberTTL == 0 {
 		cfg.MemberTTL = DefaultMemberTTL
@@ -301,6 +299,16 @@ func (cfg Config) withDefaults() (Config, error) {
 // every crawlkit queue, with this Config's bounds.
 func (cfg Config) policy() frontier.Policy {
 	return frontier.Policy{MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax}
+}
+
+// DefaultReplicas is the replication factor for a cluster of servers
+// servers: 3 (a majority survives one server's loss) when there are
+// three or more, else 1.
+func DefaultReplicas(servers int) int {
+	if servers >= 3 {
+		return 3
+	}
+	return 1
 }
 
 // names derives the JetStream names of a crawl.

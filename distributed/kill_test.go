@@ -278,7 +278,7 @@ func TestKillStreamLeader(t *testing.T) {
 	var nodes []*child
 	for i := range 3 {
 		id := fmt.Sprintf("n%d", i+1)
-		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, natsURL, "leader", id, 3)...))
+		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, natsURL, "leader", id, 0)...)) // replicas by the cluster: 3
 	}
 	waitFetches(t, web, truthPages/4, firstQuarterTimeout)
 
@@ -298,6 +298,9 @@ func TestKillStreamLeader(t *testing.T) {
 		var info *jetstream.StreamInfo
 		if info, err = stream.Info(ctx); err == nil && info.Cluster != nil {
 			leader = info.Cluster.Leader
+			if info.Config.Replicas != 3 {
+				t.Errorf("the nodes made the stream with %d replicas on a 3-server cluster, want 3", info.Config.Replicas)
+			}
 		}
 	}
 	cancel()

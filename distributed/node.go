@@ -118,6 +118,10 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := checkServerVersion(nc.ConnectedServerVersion()); err != nil {
 		return err
 	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = DefaultReplicas(len(nc.Servers()))
+		cfg.Logger.Info("replicas by the cluster's size", "servers", len(nc.Servers()), "replicas", cfg.Replicas)
+	}
 	js, err := newJetStream(nc)
 	if err != nil {
 		return err

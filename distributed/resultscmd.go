@@ -25,7 +25,7 @@ func RunResultsCommand(ctx context.Context, args []string, stdout, stderr io.Wri
 	crawlID := fs.String("crawl", "default", "crawl id")
 	out := fs.String("out", "", "directory of the JSON Lines files (required)")
 	durable := fs.String("durable", "jsonl", "consumer name; one writer per name and directory")
-	replicas := fs.Int("replicas", 1, "results stream replicas, if this command creates it")
+	replicas := fs.Int("replicas", 0, "results stream replicas, if this command creates it (0: by the cluster's size)")
 	dupWindow := fs.Duration("dup-window", DefaultDuplicateWindow, "results stream duplicate window, if this command creates it")
 	untilDone := fs.Bool("until-done", false, "exit once the crawl is finished and every result is written")
 	if err := fs.Parse(args); err != nil {
