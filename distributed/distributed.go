@@ -13,14 +13,15 @@
 //     from every node) inside its duplicate window.
 //   - Each partition has one durable pull consumer with a pinned priority
 //     group (nats-server 2.11+). Nodes register in a key-value bucket with
-//     heartbeats, and each partition is assigned by rendezvous hashing over
-//     the live members, so a join or a death moves only the partitions that
-//     hashed to the node that came or went. The assignment says who should
+//     heartbeats, and partitions are assigned by rendezvous hashing with
+//     bounded loads over the live members (Owners), so shares stay even and
+//     a join or a death moves few partitions beyond those that must move. The assignment says who should
 //     consume; the pin makes the server deliver a partition's messages to
 //     one node at a time, even while two nodes disagree about membership,
 //     and fetching is fenced on it: a node hands out a partition's URLs only
 //     while the server has recently confirmed its pin, and a node given a
-//     new pin waits out a hold first (see README.md, "Fencing").
+//     new pin waits FenceTTL, then resumes each host at the next contact
+//     time its earlier holder recorded (handover.go; README.md, "Fencing").
 //   - The owner of a partition feeds its messages into a local
 //     frontier.Frontier, which schedules by the shared fetch.Politeness as on
 //     one node. A host lives in one partition, so politeness and URL dedup
@@ -33,7 +34,8 @@
 //     stream with NakWithDelay. A node killed with SIGKILL therefore loses
 //     nothing: after its heartbeat expires its partitions move, and its
 //     unacknowledged messages are redelivered to the new owners after
-//     AckWait.
+//     AckWait. With Config.Results, every handled page's record is
+//     published before its URL's ack, for ConsumeResults to write once.
 //   - Dedup is by partition: a message is fetched only if it is the first
 //     message of its URL in the partition (the "primary"); later ones are
 //     acknowledged and dropped. The owner keeps the partition's seen set

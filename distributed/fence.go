@@ -33,10 +33,10 @@ import (
 //     as a probe: the server pins a client only when it delivers, and all
 //     pending messages may be held here.
 //   - A node that starts holding a new pin starts with a hold: it fetches
-//     nothing from the partition for FenceTTL + HandoverHold after it first
-//     saw the pin, so every earlier holder has stopped (FenceTTL) and its
-//     last fetch of a host is HandoverHold behind (politeness state does
-//     not move). There is no hold for the consumer's very first delivery
+//     nothing from the partition for FenceTTL after it first saw the pin, so
+//     every earlier holder has stopped leasing, then blocks each host until
+//     the next contact its earlier holder recorded (handover.go; without
+//     host records, FenceTTL + HandoverHold). There is no hold for the consumer's very first delivery
 //     (nobody fetched before), nor when the node's new pin follows its old
 //     one with no delivery to anyone else in between (the consumer's
 //     delivery sequence is contiguous) under the same consumer leader: the
