@@ -75,7 +75,7 @@ const (
 	// AckWait/3 for the at most MaxHeldPerPartition it holds of each
 	// partition), and the new owner waits FenceTTL = MemberTTL/2 (see
 	// README.md, "Failover").
-	DefaultMemberTTL           = 5 * time.Second
+	DefaultMemberTTL           = 4 * time.Second
 	DefaultAckWait             = 5 * time.Second
 	DefaultMaxHeldPerPartition = 64
 	DefaultRetryBase           = frontier.DefaultRetryBase
@@ -137,7 +137,7 @@ type Config struct {
 	Crawler crawlkit.Config
 
 	// MemberTTL is how long a node stays a member without a heartbeat
-	// (default 5 s); heartbeats are sent every MemberTTL/4. Half of it is
+	// (default 4 s); heartbeats are sent every MemberTTL/4. Half of it is
 	// the fence TTL: a node hands out URLs of a partition only while its
 	// pin of the partition's consumer was confirmed by the server less
 	// than that long ago.
