@@ -52,6 +52,8 @@ func runRole(role string) int {
 		err = natsd.Run(ctx, args, os.Stdout, os.Stderr)
 	case "results":
 		err = distributed.RunResultsCommand(ctx, args, os.Stdout, os.Stderr)
+	case "results-crash":
+		err = crashingWriter(ctx, args)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}

@@ -2,11 +2,54 @@ package distributed_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/crawlkit/crawlkit/distributed"
 )
+
+// crashingWriter is the "results-crash" role (args: NATS URL, crawl id,
+// directory, n): a results writer that exits, without acknowledging the
+// batch, once it has written n lines. The messages of that batch are in
+// its files and still pending in the consumer: the next writer gets them
+// again and must skip them.
+func crashingWriter(ctx context.Context, args []string) error {
+	if len(args) != 4 {
+		return fmt.Errorf("results-crash: want URL, crawl, dir, n; got %q", args)
+	}
+	n, err := strconv.Atoi(args[3])
+	if err != nil {
+		return err
+	}
+	w, err := distributed.OpenResultsWriter(args[2])
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(args[0])
+	if err != nil {
+		return err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	return distributed.ConsumeResults(ctx, js, args[1], distributed.ResultsOptions{}, func(lines [][]byte) error {
+		err := w.Write(lines)
+		if err == nil && w.Written >= n {
+			fmt.Printf("crashing after %d lines\n", w.Written)
+			os.Exit(3)
+		}
+		return err
+	})
+}
 
 // resultLines counts the complete lines in dir's results files (a file
 // being written may end in part of one).
@@ -25,8 +68,10 @@ func resultLines(t testing.TB, dir string) int {
 
 // TestResultsExactlyOnceAfterKills runs three nodes that publish their
 // pages' Results and a results writer, kills a node with SIGKILL after a
-// quarter of the pages and the writer after it has written some (then
-// starts it again on the same directory), and checks that every page of
+// quarter of the pages and the writer after it has written some, runs a
+// writer that exits between a write and its ack, then a last writer on the
+// same directory until the crawl is done, and checks that the last one
+// skipped the redelivered batch and that every page of
 // the truth is in the output exactly once, besides the usual checks of the
 // crawl.
 func TestResultsExactlyOnceAfterKills(t *testing.T) {
@@ -60,14 +105,30 @@ func TestResultsExactlyOnceAfterKills(t *testing.T) {
 	}
 	<-writer.exited
 	t.Logf("killed the writer at %d lines", resultLines(t, out))
-	writer = startChild(t, "results2", "results", resultsArgs...)
+	// A writer that dies between its write and its ack, for sure.
+	crasher := startChild(t, "results-crash", "results-crash", url, "results", out, "200")
+	select {
+	case <-crasher.exited:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the crashing writer wrote no 200 lines within 2 minutes")
+	}
+	if _, ok := crasher.output("crashing after "); !ok {
+		t.Fatalf("the crashing writer did not crash after a write (%v)", crasher.err)
+	}
+	t.Logf("a writer crashed after a write, before its ack, at %d lines", resultLines(t, out))
+	writer = startChild(t, "results3", "results", resultsArgs...)
 
 	for _, c := range []*child{nodes[0], nodes[2]} {
 		c.wait(t, finishTimeout)
 	}
 	writer.wait(t, time.Minute)
-	if s, ok := writer.output("results "); ok {
-		t.Logf("second writer: %s", s)
+	s, ok := writer.output("results ")
+	t.Logf("last writer: %s", s)
+	var written, skipped, total int
+	if _, err := fmt.Sscanf(s, "written=%d skipped=%d total=%d", &written, &skipped, &total); !ok || err != nil {
+		t.Errorf("last writer's summary %q: %v", s, err)
+	} else if skipped == 0 {
+		t.Error("the last writer skipped nothing: the crashed writer's unacknowledged batch was not delivered again")
 	}
 	logNodeStats(t, nodes[0], nodes[2])
 	checkCrawl(t, web, 0.02)
