@@ -137,7 +137,12 @@ func NewJSONLSink(opts JSONLOptions) (*JSONLSink, error) {
 }
 
 // Record returns p as the sink records it.
-func (s *JSONLSink) Record(p *Page) *PageRecord {
+func (s *JSONLSink) Record(p *Page) *PageRecord { return s.opts.Record(p) }
+
+// Record returns p as a JSONLSink with these options records it, for
+// writers of the same records elsewhere (the distributed results stream)
+// without a file of their own.
+func (o JSONLOptions) Record(p *Page) *PageRecord {
 	r := &PageRecord{
 		URL: p.URL, Status: p.StatusCode, ContentType: p.ContentType, Depth: p.Depth,
 		Fetched: p.Fetched.UTC(), DurationMS: float64(p.Timing.Total) / float64(time.Millisecond),
@@ -150,7 +155,7 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 	if p.Fingerprint != 0 {
 		r.Fingerprint = fmt.Sprintf("%016x", p.Fingerprint)
 	}
-	for _, h := range s.opts.Headers {
+	for _, h := range o.Headers {
 		if v := p.Header.Get(h); v != "" {
 			if r.Headers == nil {
 				r.Headers = map[string]string{}
@@ -158,19 +163,19 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 			r.Headers[h] = v
 		}
 	}
-	if s.opts.Text {
+	if o.Text {
 		r.Text = p.Text
 	}
-	if s.opts.Markdown {
+	if o.Markdown {
 		if d, err := p.Markdown(); err == nil {
 			r.Markdown, r.Tokens = d.Markdown, d.Tokens
 		}
 	}
-	if s.opts.Usage && !p.Usage.IsZero() {
+	if o.Usage && !p.Usage.IsZero() {
 		u := p.Usage
 		r.Usage = &u
 	}
-	if s.opts.Links {
+	if o.Links {
 		r.Links = make([]LinkRecord, 0, len(p.Links))
 		for _, l := range p.Links {
 			if l.URL == "" {
@@ -179,7 +184,7 @@ func (s *JSONLSink) Record(p *Page) *PageRecord {
 			r.Links = append(r.Links, LinkRecord{URL: l.URL, Text: l.Text, Followed: l.Followed, Rejected: l.Rejected})
 		}
 	}
-	if s.opts.Structured {
+	if o.Structured {
 		if d, err := p.Structured(); err == nil && !d.Empty() {
 			r.Structured, _ = json.Marshal(d)
 		}

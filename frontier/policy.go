@@ -7,7 +7,7 @@ import (
 
 // Defaults of Policy (and of the Options fields that fill it). Every queue
 // in crawlkit (Frontier, storage/postgres, storage/redis,
-// examples/distributed) uses these, so that a crawl retries and gives up
+// distributed) uses these, so that a crawl retries and gives up
 // the same way whichever queue holds its URLs.
 const (
 	// DefaultMaxAttempts is how many fetches of a URL may end in

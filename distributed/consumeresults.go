@@ -1,0 +1,143 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ResultsOptions configures ConsumeResults.
+type ResultsOptions struct {
+	// Durable names the consumer (default "jsonl"): a consumer started
+	// again with the same name goes on where the last one stopped.
+	Durable string
+	// Replicas and DuplicateWindow configure the results stream if the
+	// consumer creates it (before any node): as the nodes' Config (0:
+	// DefaultReplicas of the servers it sees).
+	Replicas        int
+	DuplicateWindow time.Duration
+	// UntilDone makes ConsumeResults return once the crawl is finished
+	// (nothing pending in any partition) and every Result is written.
+	UntilDone bool
+	// Batch is how many Results one write gets at most (default 256).
+	Batch int
+}
+
+// ConsumeResults reads the crawl's results stream (Config.Results) and
+// hands the encoded Results to write, a batch at a time; it acknowledges a
+// batch's messages only after write returned nil. A message is delivered
+// again if the consumer dies before its ack, so write must drop IDs it has
+// written: ResultsWriter.Write does, which makes the pair exactly-once. It
+// returns when ctx ends (nil), when write fails, or with UntilDone when
+// the crawl is finished.
+func ConsumeResults(ctx context.Context, js jetstream.JetStream, crawlID string, opts ResultsOptions, write func(lines [][]byte) error) error {
+	if !namePattern.MatchString(crawlID) {
+		return fmt.Errorf("%w: crawl id %q", ErrConfig, crawlID)
+	}
+	if opts.Durable == "" {
+		opts.Durable = "jsonl"
+	}
+	if opts.Replicas == 0 {
+		opts.Replicas = DefaultReplicas(len(js.Conn().Servers()))
+	}
+	if opts.DuplicateWindow == 0 {
+		opts.DuplicateWindow = DefaultDuplicateWindow
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 256
+	}
+	nm := namesFor(crawlID)
+	var cons jetstream.Consumer
+	err := retry(ctx, "results consumer", nil, func(ctx context.Context) error {
+		s, err := ensureResultsStream(ctx, js, nm, opts.Replicas, opts.DuplicateWindow)
+		if err != nil {
+			return err
+		}
+		cons, err = s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:       opts.Durable,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       30 * time.Second,
+			MaxAckPending: 4 * opts.Batch,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(opts.Batch, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			wait(ctx, 250*time.Millisecond)
+			continue
+		}
+		var msgs []jetstream.Msg
+		var lines [][]byte
+		for m := range batch.Messages() {
+			msgs = append(msgs, m)
+			lines = append(lines, m.Data())
+		}
+		if len(msgs) == 0 {
+			if opts.UntilDone && resultsDone(ctx, js, nm, cons) {
+				return nil
+			}
+			continue
+		}
+		if err := write(lines); err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			// A lost ack is a redelivery, which write drops.
+			_ = m.Ack()
+		}
+	}
+	return nil
+}
+
+// resultsDone reports whether the crawl is finished and the results
+// consumer has nothing left: every partition consumer of the URL stream
+// has nothing pending or unacknowledged (a node publishes a page's Result
+// before acknowledging its URL), and neither has the results consumer.
+func resultsDone(ctx context.Context, js jetstream.JetStream, nm names, results jetstream.Consumer) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, nm.stream)
+	if err != nil {
+		return false
+	}
+	si, err := s.Info(ctx)
+	if err != nil || si.State.Msgs == 0 {
+		return false // no crawl yet
+	}
+	consumers := s.ListConsumers(ctx)
+	n := 0
+	for ci := range consumers.Info() {
+		if _, ok := partitionOfConsumer(ci.Name); !ok {
+			continue // a replay's ordered consumer
+		}
+		if ci.NumPending > 0 || ci.NumAckPending > 0 {
+			return false
+		}
+		n++
+	}
+	if consumers.Err() != nil || n == 0 {
+		return false
+	}
+	ri, err := results.Info(ctx)
+	return err == nil && ri.NumPending == 0 && ri.NumAckPending == 0
+}
+
+// wait sleeps for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

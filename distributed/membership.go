@@ -1,0 +1,210 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// MemberInfo is what a node publishes in the membership bucket with each
+// heartbeat.
+type MemberInfo struct {
+	ID string `json:"id"`
+	// HTTP is the address of the node's stats server ("host:port"), if
+	// it has one.
+	HTTP    string    `json:"http,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// membership keeps this node's heartbeat in the bucket and a view of the
+// live members.
+//
+// A member is live while its last heartbeat is younger than ttl, measured
+// on the watch's own clock: the arrival time of the newest update of any
+// member (this node's included). If the watch stalls (the bucket's stream
+// is electing a leader), no member expires in this node's view, so a NATS
+// hiccup does not make every node believe it is alone.
+type membership struct {
+	kv   jetstream.KeyValue
+	id   string
+	info []byte
+	ttl  time.Duration
+	now  func() time.Time
+	log  *slog.Logger
+
+	changed chan struct{}
+
+	mu    sync.Mutex
+	seen  map[string]time.Time // member -> arrival of its last heartbeat
+	ref   time.Time            // arrival of the newest update
+	ready bool                 // the initial values were read
+	live  []string
+}
+
+func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, now func() time.Time, log *slog.Logger) (*membership, error) {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	return &membership{kv: kv, id: info.ID, info: b, ttl: ttl, now: now, log: log,
+		changed: make(chan struct{}, 1), seen: map[string]time.Time{}}, nil
+}
+
+func memberKey(id string) string { return "node." + id }
+
+// heartbeat puts this node's key once.
+func (m *membership) heartbeat(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.ttl/2)
+	defer cancel()
+	if _, err := m.kv.Put(ctx, memberKey(m.id), m.info); err != nil {
+		return err
+	}
+	return nil
+}
+
+// run heartbeats and watches until ctx ends.
+func (m *membership) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(m.ttl / 4)
+		defer t.Stop()
+		var lastLog time.Time
+		for {
+			if err := m.heartbeat(ctx); err != nil && ctx.Err() == nil && time.Since(lastLog) > 5*time.Second {
+				// Say so, at most every 5 s.
+				lastLog = time.Now()
+				m.log.Info("membership heartbeat failed", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		m.watch(ctx)
+	}()
+	wg.Wait()
+}
+
+// watch follows the bucket, restarting the watcher if it fails.
+func (m *membership) watch(ctx context.Context) {
+	for ctx.Err() == nil {
+		w, err := m.kv.WatchAll(ctx)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(m.ttl / 8):
+			}
+			continue
+		}
+		m.follow(ctx, w)
+		_ = w.Stop()
+	}
+}
+
+func (m *membership) follow(ctx context.Context, w jetstream.KeyWatcher) {
+	t := time.NewTicker(max(m.ttl/8, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.recompute()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			m.apply(e)
+		}
+	}
+}
+
+// apply records one watch update; a nil entry ends the initial values.
+func (m *membership) apply(e jetstream.KeyValueEntry) {
+	now := m.now()
+	m.mu.Lock()
+	if e == nil {
+		m.ready = true
+	} else if id, ok := cutMemberKey(e.Key()); ok {
+		switch e.Operation() {
+		case jetstream.KeyValuePut:
+			at := now
+			if !m.ready {
+				// An initial value: judge it by the server's timestamp.
+				if c := e.Created(); c.Before(now) {
+					at = c
+				}
+			}
+			m.seen[id] = at
+			if at.After(m.ref) {
+				m.ref = at
+			}
+		default: // delete or purge: a graceful leave
+			delete(m.seen, id)
+		}
+	}
+	m.mu.Unlock()
+	m.recompute()
+}
+
+func cutMemberKey(k string) (string, bool) {
+	if len(k) > len("node.") && k[:len("node.")] == "node." {
+		return k[len("node."):], true
+	}
+	return "", false
+}
+
+// recompute derives the live set and signals a change.
+func (m *membership) recompute() {
+	m.mu.Lock()
+	if !m.ready {
+		m.mu.Unlock()
+		return
+	}
+	live := make([]string, 0, len(m.seen))
+	for id, at := range m.seen {
+		if m.ref.Sub(at) < m.ttl {
+			live = append(live, id)
+		}
+	}
+	slices.Sort(live)
+	changed := !slices.Equal(live, m.live)
+	m.live = live
+	m.mu.Unlock()
+	if changed {
+		select {
+		case m.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// members returns the live members, sorted, and whether the view is ready
+// (the initial values were read and this node's own heartbeat is in it).
+func (m *membership) members() ([]string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.live), m.ready && slices.Contains(m.live, m.id)
+}
+
+// leave deletes this node's key, so the others rebalance at once.
+func (m *membership) leave(ctx context.Context) error {
+	err := m.kv.Delete(ctx, memberKey(m.id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	return err
+}
