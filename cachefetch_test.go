@@ -43,7 +43,7 @@ func TestCacheSecondRun(t *testing.T) {
 		full = append(full, r.URL.Path)
 		writeHTML(w, `<title>`+r.URL.Path+`</title><a href="/fresh">f</a><a href="/b">b</a>`)
 	})
-	cache, err := httpcache.Open(t.TempDir(), httpcache.Options{})
+	cache, err := httpcache.Open(t.TempDir(), httpcache.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCacheNoStore(t *testing.T) {
 		w.Header().Set("ETag", `"x"`)
 		writeHTML(w, "<p>secret</p>")
 	})
-	cache, err := httpcache.Open(t.TempDir(), httpcache.Options{Now: func() time.Time { return time.Unix(1e9, 0) }})
+	cache, err := httpcache.Open(t.TempDir(), httpcache.Config{Now: func() time.Time { return time.Unix(1e9, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -334,7 +334,7 @@ type Config struct {
 	// up to an hour. Zero means 30 s. MaxAttempts bounds the attempts of
 	// a URL (default 5). Both configure the Crawler's own frontier; with
 	// Queue set they are not used, and the queue's own options (such as
-	// postgres.QueueOptions' RetryBase and MaxAttempts) apply instead.
+	// postgres.QueueConfig's RetryBase and MaxAttempts) apply instead.
 	RetryBackoff time.Duration
 	MaxAttempts  int
 
@@ -347,7 +347,7 @@ type Config struct {
 	// Prioritizer and Recrawl, like RetryBackoff and MaxAttempts,
 	// configure the Crawler's own frontier: with Queue set they are not
 	// used; give them to the queue (the Prioritizer and Schedule of
-	// postgres.QueueOptions or redis.QueueOptions). New refuses Recrawl
+	// postgres.QueueConfig or redis.QueueConfig). New refuses Recrawl
 	// with a Queue, since a crawl that silently never recrawls is hard to
 	// notice.
 	Recrawl frontier.Schedule
@@ -477,13 +477,13 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: no Seeds", ErrConfig)
 	}
 	if c.Queue != nil && c.Recrawl != nil {
-		return c, fmt.Errorf("%w: Recrawl schedules the Crawler's own frontier and is not used with a Queue; give the queue its recrawl schedule (postgres.QueueOptions.Schedule, redis.QueueOptions.Schedule)", ErrConfig)
+		return c, fmt.Errorf("%w: Recrawl schedules the Crawler's own frontier and is not used with a Queue; give the queue its recrawl schedule (postgres.QueueConfig.Schedule, redis.QueueConfig.Schedule)", ErrConfig)
 	}
 	if c.Queue != nil && !c.Queue.Deduplicates() {
 		return c, fmt.Errorf("%w: Queue does not deduplicate (Deduplicates is false): a second Run would fetch every page again; leave Queue nil for the Crawler's own frontier", ErrConfig)
 	}
 	if c.Queue != nil && c.Delay != 0 && c.Politeness == nil {
-		return c, fmt.Errorf("%w: Delay does not reach a Queue's schedule; make one politeness model, fetch.NewPoliteness(fetch.PolitenessConfig{Delay: …}), and pass it as Config.Politeness and as the queue's Politeness (postgres.QueueOptions.Politeness, redis.QueueOptions.Politeness)", ErrConfig)
+		return c, fmt.Errorf("%w: Delay does not reach a Queue's schedule; make one politeness model, fetch.NewPoliteness(fetch.PolitenessConfig{Delay: …}), and pass it as Config.Politeness and as the queue's Politeness (postgres.QueueConfig.Politeness, redis.QueueConfig.Politeness)", ErrConfig)
 	}
 	if c.Workers > maxWorkers {
 		return c, fmt.Errorf("%w: Workers %d is above %d", ErrConfig, c.Workers, maxWorkers)

@@ -227,7 +227,7 @@ func TestNoDelayCrawlsBackToBack(t *testing.T) {
 // schedule, so New refuses it without a Politeness, and accepts a Queue
 // with a Politeness, or with the zero Delay.
 func TestQueueWithDelayNeedsPoliteness(t *testing.T) {
-	q, err := frontier.New(frontier.Options{})
+	q, err := frontier.New(frontier.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

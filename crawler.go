@@ -117,7 +117,7 @@ type Crawler struct {
 	dns            *fetch.DNSCache
 	index          *simhash.Index
 	traps          *trap.Detector
-	extractor      extract.Options
+	extractor      extract.Config
 	// analyzed holds the keys of the URLs whose content analyze has
 	// fingerprinted in this Run (see analyze).
 	analyzed *bloom.Set
@@ -203,7 +203,7 @@ func New(cfg Config) (*Crawler, error) {
 		debug:        cfg.Logger.Enabled(context.Background(), slog.LevelDebug),
 		policy:       settlePolicy{robotsRetries: max(cfg.RobotsRetries, 0), maxRetryWait: cfg.MaxRetryWait},
 		pages:        pages,
-		extractor:    extract.Options{UserAgent: cfg.RobotsToken, MaxLinks: cfg.MaxLinksPerPage},
+		extractor:    extract.Config{UserAgent: cfg.RobotsToken, MaxLinks: cfg.MaxLinksPerPage},
 		token:        cfg.RobotsToken,
 		seeds:        seeds,
 		scope:        newScopeFilter(cfg, seeds),

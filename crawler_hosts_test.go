@@ -298,7 +298,7 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 		"browser token only":    func(c *crawlkit.Config) { c.UserAgent = "Mozilla/5.0 (X11; Linux x86_64)" },
 		"digit in robots token": func(c *crawlkit.Config) { c.RobotsToken = "bot2" },
 		"delay with a queue": func(c *crawlkit.Config) {
-			f, err := frontier.New(frontier.Options{})
+			f, err := frontier.New(frontier.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestNewRejectsNegativeLimits(t *testing.T) {
 		},
 		// A recrawl schedule the Crawler would not use: a Queue has its own.
 		"recrawl with a queue": func(c *crawlkit.Config) {
-			f, err := frontier.New(frontier.Options{})
+			f, err := frontier.New(frontier.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

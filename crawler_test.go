@@ -270,7 +270,7 @@ func TestWARCReadBack(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 5, PagesPerHost: 10, Seed: 11, Agent: "crawlkit-test", NoTraps: true,
 		CrawlDelay: 50 * time.Millisecond})
 	dir := t.TempDir()
-	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func (q *flakyQueue) Next(ctx context.Context) (*frontier.Lease, error) {
 func TestWorkersSurviveQueueErrors(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 4, PagesPerHost: 6, Seed: 17, Agent: "crawlkit-test", NoTraps: true,
 		CrawlDelay: 20 * time.Millisecond})
-	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond)})
+	f, err := frontier.New(frontier.Config{Politeness: frontier.FixedDelay(20 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func (q *failingAddQueue) Add(entries ...frontier.Entry) error {
 func TestRefusedLinksAreQueuedLater(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 4, PagesPerHost: 8, Seed: 19, Agent: "crawlkit-test", NoTraps: true,
 		CrawlDelay: 20 * time.Millisecond})
-	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond), RetryBase: time.Millisecond})
+	f, err := frontier.New(frontier.Config{Politeness: frontier.FixedDelay(20 * time.Millisecond), RetryBase: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +572,7 @@ func (q *nextAtFailingQueue) NextAt(now time.Time) (*frontier.Lease, time.Time, 
 func TestMonitorSurvivesQueueErrors(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 2, PagesPerHost: 4, Seed: 29, Agent: "crawlkit-test", NoTraps: true,
 		CrawlDelay: 20 * time.Millisecond})
-	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond)})
+	f, err := frontier.New(frontier.Config{Politeness: frontier.FixedDelay(20 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +672,7 @@ func (q *extendCounter) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Se
 func TestLeaseKeptAliveWhileWorking(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 1, PagesPerHost: 3, Seed: 3, Agent: "crawlkit-test", NoTraps: true})
 	const ttl = 2 * time.Second
-	f, err := frontier.New(frontier.Options{LeaseTTL: ttl, Politeness: frontier.FixedDelay(time.Millisecond)})
+	f, err := frontier.New(frontier.Config{LeaseTTL: ttl, Politeness: frontier.FixedDelay(time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +754,7 @@ func TestWARCArchivesRedirects(t *testing.T) {
 	})
 	srv := s.srv
 	dir := t.TempDir()
-	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -877,7 +877,7 @@ func (q *panickingQueue) Stats() frontier.Stats {
 func TestQueuePanicsAreRecovered(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 3, PagesPerHost: 6, Seed: 29, Agent: "crawlkit-test", NoTraps: true,
 		CrawlDelay: 20 * time.Millisecond})
-	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(20 * time.Millisecond), LeaseTTL: 2 * time.Second})
+	f, err := frontier.New(frontier.Config{Politeness: frontier.FixedDelay(20 * time.Millisecond), LeaseTTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,11 +172,11 @@ func TestUsageSkip(t *testing.T) {
 func TestUsageMark(t *testing.T) {
 	s := usageSite(t)
 	warcDir, jsonlDir := t.TempDir(), t.TempDir()
-	ws, err := crawlkit.NewWARCSink(warc.Options{Dir: warcDir})
+	ws, err := crawlkit.NewWARCSink(warc.Config{Dir: warcDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := crawlkit.NewJSONLSink(crawlkit.JSONLOptions{Dir: jsonlDir, Usage: true})
+	js, err := crawlkit.NewJSONLSink(crawlkit.JSONLConfig{Dir: jsonlDir, Usage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestUsageMark(t *testing.T) {
 func TestUsageOff(t *testing.T) {
 	s := usageSite(t)
 	warcDir := t.TempDir()
-	ws, err := crawlkit.NewWARCSink(warc.Options{Dir: warcDir})
+	ws, err := crawlkit.NewWARCSink(warc.Config{Dir: warcDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,15 +50,15 @@ type NameStore interface {
 	Get(id uint64) (name string, ok bool, err error)
 }
 
-// DataDirOptions is what Config passes to the DataStore opener.
-type DataDirOptions struct {
+// DataDirConfig is what Config passes to the DataStore opener.
+type DataDirConfig struct {
 	// CacheBytes is Config.DataDirCacheBytes (0: the store's default).
 	CacheBytes int64
 	Logger     *slog.Logger
 }
 
 // DataDirOpener opens (creating if needed) the DataStore in dir.
-type DataDirOpener func(dir string, opts DataDirOptions) (DataStore, error)
+type DataDirOpener func(dir string, opts DataDirConfig) (DataStore, error)
 
 // ErrNoDataStore is returned by New for a Config.DataDir when no DataStore
 // is linked into the program.
@@ -90,7 +90,7 @@ func openDataDir(cfg Config) (DataStore, error) {
 	if open == nil {
 		return nil, ErrNoDataStore
 	}
-	ds, err := open(cfg.DataDir, DataDirOptions{CacheBytes: cfg.DataDirCacheBytes, Logger: cfg.Logger})
+	ds, err := open(cfg.DataDir, DataDirConfig{CacheBytes: cfg.DataDirCacheBytes, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("crawlkit: opening data directory: %w", err)
 	}

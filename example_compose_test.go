@@ -45,7 +45,7 @@ func Example_composeWithoutCrawler() {
 	}
 	defer robotsFetcher.Close()
 	rules := robots.NewCache(robots.Config{UserAgent: agent, Fetch: robots.FetchWith(robotsFetcher)})
-	front, err := frontier.New(frontier.Options{Politeness: pages.Politeness()})
+	front, err := frontier.New(frontier.Config{Politeness: pages.Politeness()})
 	if err != nil {
 		panic(err)
 	}

@@ -113,7 +113,7 @@ func ExampleConfig_cache() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	cache, err := httpcache.Open(dir, httpcache.Options{})
+	cache, err := httpcache.Open(dir, httpcache.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -122,7 +122,7 @@ func ExampleNewJSONLSink() {
 	defer web.Close()
 	dir, _ := os.MkdirTemp("", "crawl-out")
 	defer os.RemoveAll(dir)
-	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLOptions{Dir: dir, Headers: []string{"Content-Type"}})
+	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLConfig{Dir: dir, Headers: []string{"Content-Type"}})
 	if err != nil {
 		panic(err)
 	}

@@ -43,7 +43,7 @@ func TestDataDirNearDuplicatesAcrossRuns(t *testing.T) {
 	// A data directory whose fingerprint store (the layout before the
 	// on-disk index) holds the target's fingerprint under another id.
 	dir := filepath.Join(t.TempDir(), "state")
-	db, err := pebble.Open(dir, pebble.Options{})
+	db, err := pebble.Open(dir, pebble.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // rotate at a size and may be gzip-compressed; each file is complete and
 // valid on its own once closed.
 type JSONLSink struct {
-	opts JSONLOptions
+	opts JSONLConfig
 
 	mu     sync.Mutex
 	seq    int
@@ -32,8 +32,8 @@ type JSONLSink struct {
 	closed bool
 }
 
-// JSONLOptions configures a JSONLSink.
-type JSONLOptions struct {
+// JSONLConfig configures a JSONLSink.
+type JSONLConfig struct {
 	// Dir receives the files, named Prefix-NNNNN.jsonl (".jsonl.gz" with
 	// Gzip); it is created if needed. Numbering continues after the
 	// files already there, so a resumed crawl does not overwrite them.
@@ -88,9 +88,9 @@ type PageRecord struct {
 	Markdown    string       `json:"markdown,omitempty"`
 	Tokens      int          `json:"tokens,omitempty"`
 	// Structured is the page's structured.Data as JSON
-	// (JSONLOptions.Structured).
+	// (JSONLConfig.Structured).
 	Structured json.RawMessage `json:"structured,omitempty"`
-	// Usage is Page.Usage, with JSONLOptions.Usage.
+	// Usage is Page.Usage, with JSONLConfig.Usage.
 	Usage *usage.Signals `json:"usage,omitempty"`
 }
 
@@ -103,12 +103,12 @@ type LinkRecord struct {
 }
 
 // NewJSONLSink opens the first file in opts.Dir.
-func NewJSONLSink(opts JSONLOptions) (*JSONLSink, error) {
+func NewJSONLSink(opts JSONLConfig) (*JSONLSink, error) {
 	if opts.Dir == "" {
-		return nil, fmt.Errorf("%w: JSONLOptions.Dir is empty", ErrConfig)
+		return nil, fmt.Errorf("%w: JSONLConfig.Dir is empty", ErrConfig)
 	}
 	if opts.MaxBytes < 0 {
-		return nil, fmt.Errorf("%w: JSONLOptions.MaxBytes %d is negative", ErrConfig, opts.MaxBytes)
+		return nil, fmt.Errorf("%w: JSONLConfig.MaxBytes %d is negative", ErrConfig, opts.MaxBytes)
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = "pages"
@@ -142,7 +142,7 @@ func (s *JSONLSink) Record(p *Page) *PageRecord { return s.opts.Record(p) }
 // Record returns p as a JSONLSink with these options records it, for
 // writers of the same records elsewhere (the distributed results stream)
 // without a file of their own.
-func (o JSONLOptions) Record(p *Page) *PageRecord {
+func (o JSONLConfig) Record(p *Page) *PageRecord {
 	r := &PageRecord{
 		URL: p.URL, Status: p.StatusCode, ContentType: p.ContentType, Depth: p.Depth,
 		Fetched: p.Fetched.UTC(), DurationMS: float64(p.Timing.Total) / float64(time.Millisecond),

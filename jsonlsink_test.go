@@ -21,7 +21,7 @@ import (
 func TestJSONLSink(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 2, PagesPerHost: 6, Seed: 5, Agent: "crawlkit-test", NoTraps: true, CrawlDelay: 10 * 1e6})
 	dir := t.TempDir()
-	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLOptions{Dir: dir, Gzip: true, MaxBytes: 4 << 10,
+	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLConfig{Dir: dir, Gzip: true, MaxBytes: 4 << 10,
 		Headers: []string{"Content-Type"}, Links: true})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestJSONLSink(t *testing.T) {
 		t.Errorf("pages missing from the records: %v", missing)
 	}
 
-	again, err := crawlkit.NewJSONLSink(crawlkit.JSONLOptions{Dir: dir, Gzip: true})
+	again, err := crawlkit.NewJSONLSink(crawlkit.JSONLConfig{Dir: dir, Gzip: true})
 	if err != nil {
 		t.Fatal(err)
 	}

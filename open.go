@@ -168,7 +168,7 @@ func (cr *Crawler) open() error {
 	if cfg.Queue != nil {
 		cr.front = guardedQueue{q: cfg.Queue, logger: cfg.Logger}
 	} else {
-		f, err := frontier.New(frontier.Options{
+		f, err := frontier.New(frontier.Config{
 			Store:            frontStore,
 			Prioritizer:      prioritizer(cfg.Prioritizer),
 			Politeness:       politeness,
@@ -200,11 +200,11 @@ func (cr *Crawler) open() error {
 		cr.claims = newClaimedStore(cr.seenStore)
 		exact = cr.claims
 	}
-	if cr.seen, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs, Store: exact}); err != nil {
+	if cr.seen, err = bloom.New(bloom.Config{Expected: cfg.ExpectedURLs, Store: exact}); err != nil {
 		return fmt.Errorf("crawlkit: seen set: %w", err)
 	}
 	if cfg.NearDuplicateBits > 0 {
-		opts := simhash.Options{K: cfg.NearDuplicateBits, Store: fpStore}
+		opts := simhash.Config{K: cfg.NearDuplicateBits, Store: fpStore}
 		if fpTables != nil {
 			opts.Tables = fpTables
 		}
@@ -218,7 +218,7 @@ func (cr *Crawler) open() error {
 		}
 		// At 10^-4 (19 bits per URL), one first fetch in 10 000 is taken
 		// for a refetch and goes unindexed (see analyze).
-		if cr.analyzed, err = bloom.New(bloom.Options{Expected: cfg.ExpectedURLs, FalsePositiveRate: analyzedFalsePositiveRate}); err != nil {
+		if cr.analyzed, err = bloom.New(bloom.Config{Expected: cfg.ExpectedURLs, FalsePositiveRate: analyzedFalsePositiveRate}); err != nil {
 			return fmt.Errorf("crawlkit: analyzed-page set: %w", err)
 		}
 	}

@@ -185,7 +185,7 @@ type WARCSink struct {
 }
 
 // NewWARCSink writes WARC files into opts.Dir.
-func NewWARCSink(opts warc.Options) (*WARCSink, error) {
+func NewWARCSink(opts warc.Config) (*WARCSink, error) {
 	w, err := warc.New(opts)
 	if err != nil {
 		return nil, err

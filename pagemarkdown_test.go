@@ -91,7 +91,7 @@ func TestPageMarkdown(t *testing.T) {
 func TestPageMarkdownRecord(t *testing.T) {
 	p := &crawlkit.Page{URL: "http://news.test/", StatusCode: 200, ContentType: "text/html",
 		Header: http.Header{"Content-Type": {"text/html; charset=windows-1252"}}, Body: []byte(articlePage())}
-	for _, opts := range []crawlkit.JSONLOptions{{Dir: t.TempDir()}, {Dir: t.TempDir(), Markdown: true}} {
+	for _, opts := range []crawlkit.JSONLConfig{{Dir: t.TempDir()}, {Dir: t.TempDir(), Markdown: true}} {
 		sink, err := crawlkit.NewJSONLSink(opts)
 		if err != nil {
 			t.Fatal(err)

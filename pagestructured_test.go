@@ -42,7 +42,7 @@ func TestPageStructured(t *testing.T) {
 		}
 	})
 	dir := t.TempDir()
-	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLOptions{Dir: dir, Structured: true})
+	sink, err := crawlkit.NewJSONLSink(crawlkit.JSONLConfig{Dir: dir, Structured: true})
 	if err != nil {
 		t.Fatal(err)
 	}

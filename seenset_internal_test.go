@@ -50,7 +50,7 @@ func TestSeenSetHasNoFalsePositives(t *testing.T) {
 	disk := &memDisk{keys: map[uint64]bool{}}
 	claims := newClaimedStore(disk)
 	for name, store := range map[string]bloom.Store{"memory": bloom.NewMemoryStore(), "datadir": claims} {
-		set, err := bloom.New(bloom.Options{Expected: 64, FalsePositiveRate: 0.5, Store: store})
+		set, err := bloom.New(bloom.Config{Expected: 64, FalsePositiveRate: 0.5, Store: store})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -224,7 +224,7 @@ func newCounters() *counters {
 // newHostSet returns an empty set of host names for counting distinct
 // hosts; it grows past hostsExpected and keeps its false-positive rate.
 func newHostSet() *bloom.Set {
-	s, err := bloom.New(bloom.Options{Expected: hostsExpected, FalsePositiveRate: hostsFalsePositive})
+	s, err := bloom.New(bloom.Config{Expected: hostsExpected, FalsePositiveRate: hostsFalsePositive})
 	if err != nil {
 		panic(err) // constant, valid options
 	}

@@ -37,7 +37,7 @@ func BenchmarkCrawlWARC(b *testing.B) {
 					AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 				}
 				if archive {
-					sink, err := crawlkit.NewWARCSink(warc.Options{Dir: b.TempDir(), Index: true})
+					sink, err := crawlkit.NewWARCSink(warc.Config{Dir: b.TempDir(), Index: true})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -155,7 +155,7 @@ func TestWARCSinkRecordsRequestsAsSent(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestWARCSinkRecordsRequestsAsSent(t *testing.T) {
 // of its own is recorded with the page's.
 func TestWARCSinkWithoutAddressOrHopHeader(t *testing.T) {
 	dir := t.TempDir()
-	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

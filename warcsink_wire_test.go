@@ -40,7 +40,7 @@ func TestWARCSinkArchivesWireBody(t *testing.T) {
 		w.Write(encoded.Bytes()[10:])
 	})
 	dir := t.TempDir()
-	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestWARCSinkRecordsTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir})
+	sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

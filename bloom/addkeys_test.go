@@ -28,7 +28,7 @@ func (b *batchStore) AddBatch(keys []uint64) error {
 // filter, with one store write for a BatchStore.
 func TestAddKeys(t *testing.T) {
 	st := &batchStore{MemoryStore: bloom.NewMemoryStore()}
-	set, err := bloom.New(bloom.Options{Expected: 1000, Store: st})
+	set, err := bloom.New(bloom.Config{Expected: 1000, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestAddKeys(t *testing.T) {
 		t.Errorf("Len = %d, want %d", set.Len(), len(keys))
 	}
 	// Without a store the filter alone records them.
-	plain, _ := bloom.New(bloom.Options{Expected: 1000})
+	plain, _ := bloom.New(bloom.Config{Expected: 1000})
 	if err := plain.AddKeys(keys); err != nil {
 		t.Fatal(err)
 	}

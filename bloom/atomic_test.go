@@ -20,7 +20,7 @@ func lockedHalf(s *Set, key uint64) (seen bool) {
 }
 
 func TestLockedHalfRechecks(t *testing.T) {
-	s := mustNew(t, Options{Expected: 1000})
+	s := mustNew(t, Config{Expected: 1000})
 	const k = 7
 	if ok, _ := s.ContainsKey(k); ok {
 		t.Fatal("empty set contains a key")
@@ -46,7 +46,7 @@ func TestLockedHalfRechecks(t *testing.T) {
 
 func TestLockedHalfAfterGrowth(t *testing.T) {
 	// One shard: Expected below minKeysPerShard.
-	s := mustNew(t, Options{Expected: 1000})
+	s := mustNew(t, Config{Expected: 1000})
 	sh := &s.shards[0]
 	// Keys the lock-free check finds absent while the shard has one stage.
 	var cands []uint64
@@ -108,7 +108,7 @@ func TestLockedHalfAfterGrowth(t *testing.T) {
 // add up to Len with every sealed stage exactly at its limit.
 func TestSameKeysInLockstep(t *testing.T) {
 	const n, goroutines = 30_000, 6
-	s := mustNew(t, Options{Expected: 500, FalsePositiveRate: 0.01})
+	s := mustNew(t, Config{Expected: 500, FalsePositiveRate: 0.01})
 	wins := make([]atomic.Int32, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})

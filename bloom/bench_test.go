@@ -52,7 +52,7 @@ func BenchmarkTestAndAdd(b *testing.B) {
 	}
 	build := sync.OnceValue(func() fixture {
 		f := fixture{urls: benchURLs(1 << 20), bf: bbloom.NewWithEstimates(benchN, 0.01)}
-		set, err := New(Options{Expected: benchN, FalsePositiveRate: 0.01})
+		set, err := New(Config{Expected: benchN, FalsePositiveRate: 0.01})
 		if err != nil {
 			panic(err)
 		}
@@ -230,7 +230,7 @@ const (
 )
 
 var newKeyBase = sync.OnceValue(func() *Set {
-	set, err := New(Options{Expected: benchN, FalsePositiveRate: 0.01})
+	set, err := New(Config{Expected: benchN, FalsePositiveRate: 0.01})
 	if err != nil {
 		panic(err)
 	}

@@ -68,13 +68,13 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// Defaults used when Options leaves a field zero.
+// Defaults used when Config leaves a field zero.
 const (
-	// DefaultExpected is the expected number of URLs when Options.Expected
+	// DefaultExpected is the expected number of URLs when Config.Expected
 	// is zero.
 	DefaultExpected = 1 << 20
 	// DefaultFalsePositiveRate is the false-positive bound when
-	// Options.FalsePositiveRate is zero.
+	// Config.FalsePositiveRate is zero.
 	DefaultFalsePositiveRate = 0.01
 )
 
@@ -94,13 +94,13 @@ const (
 	minKeysPerShard = 1 << 16
 )
 
-// ErrInvalidOptions is returned by New and Load for options outside their
+// ErrInvalidConfig is returned by New and Load for options outside their
 // documented ranges.
-var ErrInvalidOptions = errors.New("bloom: invalid options")
+var ErrInvalidConfig = errors.New("bloom: invalid config")
 
-// Options configures a Set. The zero value expects 2^20 URLs at a 1%
+// Config configures a Set. The zero value expects 2^20 URLs at a 1%
 // false-positive rate, with no store.
-type Options struct {
+type Config struct {
 	// Expected is the number of URLs the first filter stage is sized for.
 	// More may be added: the set grows in stages and keeps the
 	// false-positive bound. Zero means DefaultExpected.
@@ -114,7 +114,7 @@ type Options struct {
 	Store Store
 }
 
-func (o Options) withDefaults() (Options, error) {
+func (o Config) withDefaults() (Config, error) {
 	if o.Expected == 0 {
 		o.Expected = DefaultExpected
 	}
@@ -122,10 +122,10 @@ func (o Options) withDefaults() (Options, error) {
 		o.FalsePositiveRate = DefaultFalsePositiveRate
 	}
 	if o.Expected > maxExpected {
-		return o, fmt.Errorf("%w: Expected %d exceeds %d", ErrInvalidOptions, o.Expected, uint64(maxExpected))
+		return o, fmt.Errorf("%w: Expected %d exceeds %d", ErrInvalidConfig, o.Expected, uint64(maxExpected))
 	}
 	if !(o.FalsePositiveRate > 0 && o.FalsePositiveRate <= 0.5) {
-		return o, fmt.Errorf("%w: FalsePositiveRate %v outside (0, 0.5]", ErrInvalidOptions, o.FalsePositiveRate)
+		return o, fmt.Errorf("%w: FalsePositiveRate %v outside (0, 0.5]", ErrInvalidConfig, o.FalsePositiveRate)
 	}
 	return o, nil
 }
@@ -137,7 +137,7 @@ func Key(s string) uint64 { return xxhash.Sum64String(s) }
 
 // Set is a concurrent seen-URL set. Create one with New or Load.
 type Set struct {
-	opts   Options
+	opts   Config
 	shards []shard
 	// shardCap is the number of keys the first stage of each shard is
 	// sized for: its share of Expected plus a 3σ allowance for the
@@ -223,7 +223,7 @@ type probe struct {
 // New returns an empty Set configured by opts. If opts.Store is not nil,
 // New reads every key already in the store into the filter, so the filter
 // and the store agree from the start.
-func New(opts Options) (*Set, error) {
+func New(opts Config) (*Set, error) {
 	s, err := newSet(opts)
 	if err != nil {
 		return nil, err
@@ -244,7 +244,7 @@ func New(opts Options) (*Set, error) {
 }
 
 // newSet returns a set with its shape computed but no stages allocated.
-func newSet(opts Options) (*Set, error) {
+func newSet(opts Config) (*Set, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -576,7 +576,7 @@ func (s *Set) Len() uint64 {
 
 // Stats describes a Set's shape and memory.
 type Stats struct {
-	Expected          uint64  // Options.Expected
+	Expected          uint64  // Config.Expected
 	FalsePositiveRate float64 // the configured bound
 	Shards            int
 	Count             uint64 // keys recorded as new (Len)

@@ -12,7 +12,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-func mustNew(t testing.TB, opts Options) *Set {
+func mustNew(t testing.TB, opts Config) *Set {
 	t.Helper()
 	s, err := New(opts)
 	if err != nil {
@@ -50,7 +50,7 @@ func TestFalsePositiveRateAtCapacity(t *testing.T) {
 	for _, p := range []float64{0.01, 0.001, 0.05} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
 			n := uint64(100_000)
-			s := mustNew(t, Options{Expected: n, FalsePositiveRate: p})
+			s := mustNew(t, Config{Expected: n, FalsePositiveRate: p})
 			got := fpRate(t, s, n, 300_000)
 			t.Logf("p=%v: measured %.5f (%.2f×), %d stages", p, got, got/p, s.Stats().Stages)
 			if got > 1.25*p {
@@ -66,7 +66,7 @@ func TestFalsePositiveRateAtCapacity(t *testing.T) {
 func TestGrowthKeepsBound(t *testing.T) {
 	const p = 0.01
 	n := uint64(40_000)
-	s := mustNew(t, Options{Expected: n, FalsePositiveRate: p})
+	s := mustNew(t, Config{Expected: n, FalsePositiveRate: p})
 	got := fpRate(t, s, 5*n, 300_000)
 	st := s.Stats()
 	t.Logf("5× expected: measured %.5f, %d stages, bits per stage %v, %.2f bits/key", got, st.Stages, st.StageBits, st.BitsPerKey)
@@ -84,7 +84,7 @@ func TestShardedGrowth(t *testing.T) {
 	}
 	const p = 0.01
 	n := uint64(400_000) // 8 shards
-	s := mustNew(t, Options{Expected: n, FalsePositiveRate: p})
+	s := mustNew(t, Config{Expected: n, FalsePositiveRate: p})
 	if s.Stats().Shards < 2 {
 		t.Fatalf("%d shards; the test needs several", s.Stats().Shards)
 	}
@@ -110,7 +110,7 @@ func TestTenMillion(t *testing.T) {
 		t.Skip("10M URLs; run without -race and -short")
 	}
 	const n, p = 10_000_000, 0.01
-	s := mustNew(t, Options{Expected: n, FalsePositiveRate: p})
+	s := mustNew(t, Config{Expected: n, FalsePositiveRate: p})
 	newCount := 0
 	for i := 0; i < n; i++ {
 		seen, _ := s.TestAndAdd(url(i))
@@ -144,7 +144,7 @@ func TestBitsPerKeyMatchesFormula(t *testing.T) {
 		n uint64
 		p float64
 	}{{10_000_000, 0.01}, {1_000_000, 0.001}, {100_000, 0.01}, {50_000_000, 0.02}} {
-		s, err := newSet(Options{Expected: tc.n, FalsePositiveRate: tc.p})
+		s, err := newSet(Config{Expected: tc.n, FalsePositiveRate: tc.p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestBitsPerKeyMatchesFormula(t *testing.T) {
 }
 
 func TestTestAndAddAtomic(t *testing.T) {
-	s := mustNew(t, Options{Expected: 100_000})
+	s := mustNew(t, Config{Expected: 100_000})
 	const goroutines, urls = 4, 2000
 	for i := 0; i < urls; i++ {
 		u := url(i)
@@ -199,7 +199,7 @@ func TestTestAndAddAtomic(t *testing.T) {
 func TestStoreRemovesFalsePositives(t *testing.T) {
 	store := NewMemoryStore()
 	// A tiny, very loose filter: most fresh keys are filter positives.
-	s := mustNew(t, Options{Expected: 1000, FalsePositiveRate: 0.5, Store: store})
+	s := mustNew(t, Config{Expected: 1000, FalsePositiveRate: 0.5, Store: store})
 	for i := 0; i < 20_000; i++ {
 		seen, err := s.TestAndAddKey(uint64(i))
 		if err != nil || seen {
@@ -217,7 +217,7 @@ func TestStoreRemovesFalsePositives(t *testing.T) {
 	}
 
 	// A new Set over the same store rebuilds its filter from the store.
-	s2 := mustNew(t, Options{Expected: 1000, FalsePositiveRate: 0.5, Store: store})
+	s2 := mustNew(t, Config{Expected: 1000, FalsePositiveRate: 0.5, Store: store})
 	for i := 0; i < 20_000; i++ {
 		if ok, _ := s2.ContainsKey(uint64(i)); !ok {
 			t.Fatalf("key %d lost after rebuilding from the store", i)
@@ -235,19 +235,19 @@ var errBroken = errors.New("disk on fire")
 func (f *failingStore) Add(uint64) error { return errBroken }
 
 func TestStoreErrorsAreWrapped(t *testing.T) {
-	s := mustNew(t, Options{Store: &failingStore{}})
+	s := mustNew(t, Config{Store: &failingStore{}})
 	if _, err := s.TestAndAdd("https://example.com/"); !errors.Is(err, errBroken) {
 		t.Fatalf("err = %v, want wrapping %v", err, errBroken)
 	}
 }
 
 func TestInvalidOptions(t *testing.T) {
-	for _, o := range []Options{
+	for _, o := range []Config{
 		{FalsePositiveRate: -1}, {FalsePositiveRate: 0.9}, {FalsePositiveRate: math.NaN()},
 		{Expected: 1 << 50},
 	} {
-		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("New(%+v) err = %v, want ErrInvalidOptions", o, err)
+		if _, err := New(o); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("New(%+v) err = %v, want ErrInvalidConfig", o, err)
 		}
 	}
 }
@@ -280,7 +280,7 @@ func TestKeyAgreesWithURLNorm(t *testing.T) {
 // while lock-free readers are checking bits) and checks that no key is
 // reported new twice and none is lost.
 func TestConcurrentGrowth(t *testing.T) {
-	s := mustNew(t, Options{Expected: 1000, FalsePositiveRate: 0.01})
+	s := mustNew(t, Config{Expected: 1000, FalsePositiveRate: 0.01})
 	const n, goroutines = 20_000, 4
 	wins := make([]atomic.Int32, n)
 	var wg sync.WaitGroup

@@ -8,7 +8,7 @@ import (
 )
 
 func Example() {
-	seen, err := bloom.New(bloom.Options{Expected: 1_000_000, FalsePositiveRate: 0.01})
+	seen, err := bloom.New(bloom.Config{Expected: 1_000_000, FalsePositiveRate: 0.01})
 	if err != nil {
 		panic(err)
 	}
@@ -29,7 +29,7 @@ func Example() {
 	if _, err := seen.WriteTo(&snap); err != nil {
 		panic(err)
 	}
-	restored, err := bloom.Load(&snap, bloom.Options{})
+	restored, err := bloom.Load(&snap, bloom.Config{})
 	if err != nil {
 		panic(err)
 	}

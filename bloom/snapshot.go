@@ -15,8 +15,8 @@ import (
 //
 //	magic       [8]byte  "CKBLOOM\x00"
 //	version     uint32   1
-//	expected    uint64   Options.Expected (after defaults)
-//	fpRate      float64  Options.FalsePositiveRate (IEEE 754 bits)
+//	expected    uint64   Config.Expected (after defaults)
+//	fpRate      float64  Config.FalsePositiveRate (IEEE 754 bits)
 //	shards      uint32
 //	then for each shard:
 //	  count     uint64   keys recorded as new in the shard
@@ -124,7 +124,7 @@ func (c *countingWriter) Write(p []byte) {
 //
 // Memory allocated while reading grows with the bytes actually read, so a
 // hostile header cannot make Load allocate more than the stream holds.
-func Load(r io.Reader, opts Options) (*Set, error) {
+func Load(r io.Reader, opts Config) (*Set, error) {
 	sr := &snapReader{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)}
 	magic := sr.bytes(len(snapshotMagic))
 	if sr.err == nil && string(magic) != snapshotMagic {
@@ -139,7 +139,7 @@ func Load(r io.Reader, opts Options) (*Set, error) {
 	if sr.err != nil {
 		return nil, sr.fail("header")
 	}
-	s, err := newSet(Options{Expected: expected, FalsePositiveRate: rate, Store: opts.Store})
+	s, err := newSet(Config{Expected: expected, FalsePositiveRate: rate, Store: opts.Store})
 	if err != nil || expected == 0 || rate == 0 {
 		return nil, fmt.Errorf("%w: header describes no valid set (expected %d, rate %v)", ErrCorrupt, expected, rate)
 	}

@@ -22,14 +22,14 @@ func snapshotOf(t testing.TB, s *Set) []byte {
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	for _, expected := range []uint64{2000, 140_000} { // 1 and 2 shards
-		s := mustNew(t, Options{Expected: expected, FalsePositiveRate: 0.01})
+		s := mustNew(t, Config{Expected: expected, FalsePositiveRate: 0.01})
 		// Past capacity, so the snapshot holds grown stages.
 		n := 2 * expected
 		for i := uint64(0); i < n; i++ {
 			s.TestAndAddKey(i)
 		}
 		snap := snapshotOf(t, s)
-		r, err := Load(bytes.NewReader(snap), Options{})
+		r, err := Load(bytes.NewReader(snap), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 }
 
 func TestSnapshotCorruption(t *testing.T) {
-	s := mustNew(t, Options{Expected: 500})
+	s := mustNew(t, Config{Expected: 500})
 	for i := uint64(0); i < 1200; i++ {
 		s.TestAndAddKey(i)
 	}
@@ -70,13 +70,13 @@ func TestSnapshotCorruption(t *testing.T) {
 		for _, mask := range masks {
 			bad := bytes.Clone(snap)
 			bad[i] ^= mask
-			if _, err := Load(bytes.NewReader(bad), Options{}); !errors.Is(err, ErrCorrupt) {
+			if _, err := Load(bytes.NewReader(bad), Config{}); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("flipping byte %d (mask %#x): err = %v, want ErrCorrupt", i, mask, err)
 			}
 		}
 	}
 	for n := 0; n < len(snap); n++ {
-		if _, err := Load(bytes.NewReader(snap[:n]), Options{}); !errors.Is(err, ErrCorrupt) {
+		if _, err := Load(bytes.NewReader(snap[:n]), Config{}); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("truncated to %d bytes: err = %v, want ErrCorrupt", n, err)
 		}
 	}
@@ -86,20 +86,20 @@ func TestSnapshotHostileHeader(t *testing.T) {
 	// A header claiming the largest allowed set (2^40 keys, about 1.3 TB
 	// of filter), followed by nothing: Load must fail on the missing data
 	// without allocating the claimed size.
-	hdr := snapshotOf(t, mustNew(t, Options{Expected: 1000}))[:32]
+	hdr := snapshotOf(t, mustNew(t, Config{Expected: 1000}))[:32]
 	hdr[12] = 0 // expected = 2^40, little-endian at offset 12
 	hdr[13] = 0
 	hdr[17] = 1
 	hdr[28] = 0 // shards = 4096, at offset 28
 	hdr[29] = 0x10
-	_, err := Load(bytes.NewReader(hdr), Options{})
+	_, err := Load(bytes.NewReader(hdr), Config{})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "shard 0") {
 		t.Fatalf("err = %v, want ErrCorrupt about shard 0 (past the header)", err)
 	}
 }
 
 func FuzzLoad(f *testing.F) {
-	s, _ := New(Options{Expected: 100})
+	s, _ := New(Config{Expected: 100})
 	for i := uint64(0); i < 300; i++ {
 		s.TestAndAddKey(i)
 	}
@@ -109,7 +109,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(snapshotMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Load(bytes.NewReader(data), Options{})
+		r, err := Load(bytes.NewReader(data), Config{})
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error %v does not wrap ErrCorrupt", err)

@@ -19,8 +19,8 @@ func init() { crawlkit.RegisterDataDir(Open) }
 
 // Open opens (creating if needed) the Pebble store in dir as a crawl's
 // DataStore. The Crawler calls it for Config.DataDir.
-func Open(dir string, opts crawlkit.DataDirOptions) (crawlkit.DataStore, error) {
-	db, err := pebble.Open(dir, pebble.Options{CacheBytes: opts.CacheBytes, Logger: opts.Logger})
+func Open(dir string, opts crawlkit.DataDirConfig) (crawlkit.DataStore, error) {
+	db, err := pebble.Open(dir, pebble.Config{CacheBytes: opts.CacheBytes, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}

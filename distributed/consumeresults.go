@@ -8,8 +8,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// ResultsOptions configures ConsumeResults.
-type ResultsOptions struct {
+// ResultsConfig configures ConsumeResults.
+type ResultsConfig struct {
 	// Durable names the consumer (default "jsonl"): a consumer started
 	// again with the same name goes on where the last one stopped.
 	Durable string
@@ -32,7 +32,7 @@ type ResultsOptions struct {
 // written: ResultsWriter.Write does, which makes the pair exactly-once. It
 // returns when ctx ends (nil), when write fails, or with UntilDone when
 // the crawl is finished.
-func ConsumeResults(ctx context.Context, js jetstream.JetStream, crawlID string, opts ResultsOptions, write func(lines [][]byte) error) error {
+func ConsumeResults(ctx context.Context, js jetstream.JetStream, crawlID string, opts ResultsConfig, write func(lines [][]byte) error) error {
 	if !namePattern.MatchString(crawlID) {
 		return fmt.Errorf("%w: crawl id %q", ErrConfig, crawlID)
 	}

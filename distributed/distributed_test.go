@@ -69,7 +69,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 // embeddedNATS starts a JetStream server in the test process.
 func embeddedNATS(t testing.TB) string {
 	t.Helper()
-	s, err := natsd.Start(natsd.Options{Name: "embedded", Port: -1, StoreDir: t.TempDir()})
+	s, err := natsd.Start(natsd.Config{Name: "embedded", Port: -1, StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

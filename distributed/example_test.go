@@ -18,7 +18,7 @@ import (
 func ExampleNode() {
 	dir, _ := os.MkdirTemp("", "example-nats-")
 	defer os.RemoveAll(dir)
-	srv, err := natsd.Start(natsd.Options{Name: "example", Port: -1, StoreDir: dir})
+	srv, err := natsd.Start(natsd.Config{Name: "example", Port: -1, StoreDir: dir})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -43,7 +43,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // when the test ends, and returns its client URL.
 func embeddedServer(t *testing.T, name string) string {
 	t.Helper()
-	srv, err := natsd.Start(natsd.Options{Name: name, Port: -1, StoreDir: t.TempDir()})
+	srv, err := natsd.Start(natsd.Config{Name: name, Port: -1, StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

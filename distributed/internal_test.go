@@ -230,7 +230,7 @@ func TestAttemptsCountedByTheNode(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q, p := fenceQueue(&now)
 	q.cfg.MaxAttempts, q.cfg.RetryBase, q.cfg.RetryMax = 3, time.Second, time.Minute
-	front, err := frontier.New(frontier.Options{Now: q.now})
+	front, err := frontier.New(frontier.Config{Now: q.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestAttemptsCountedByTheNode(t *testing.T) {
 func TestClaimStagesWhileFenced(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q, p := fenceQueue(&now)
-	front, err := frontier.New(frontier.Options{Now: q.now})
+	front, err := frontier.New(frontier.Config{Now: q.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func (m *judgeModel) replay(p *partition, from, until uint64) error {
 // seen set, the ack floor, a replay of the whole partition so far.
 func (m *judgeModel) acquire(t *testing.T, n int) {
 	node := m.nodes[n]
-	seen, err := bloom.New(bloom.Options{Expected: 4096, Store: bloom.NewMemoryStore()})
+	seen, err := bloom.New(bloom.Config{Expected: 4096, Store: bloom.NewMemoryStore()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func (m *judgeModel) acquire(t *testing.T, n int) {
 	p.judgedPin, p.judgedDseq = "", 0
 	if len(m.stream) > 0 {
 		for m.replay(p, 1, m.stream[len(m.stream)-1].seq+1) != nil {
-			p.seen, _ = bloom.New(bloom.Options{Expected: 4096, Store: bloom.NewMemoryStore()})
+			p.seen, _ = bloom.New(bloom.Config{Expected: 4096, Store: bloom.NewMemoryStore()})
 			p.hw, p.open = 0, map[uint64]struct{}{}
 		}
 	}

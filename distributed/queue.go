@@ -235,7 +235,7 @@ func keyOfMsgID(id string) (uint64, bool) {
 var _ crawlkit.Queue = (*Queue)(nil)
 
 func newQueue(cfg Config, js jetstream.JetStream, stream jetstream.Stream, pol frontier.Politeness) (*Queue, error) {
-	front, err := frontier.New(frontier.Options{
+	front, err := frontier.New(frontier.Config{
 		Politeness:       pol,
 		Prioritizer:      cfg.Crawler.Prioritizer,
 		MaxLeasesPerHost: max(cfg.Crawler.MaxConnsPerHost, 1),
@@ -822,7 +822,7 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	if err != nil {
 		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
 	}
-	seen, err := bloom.New(bloom.Options{
+	seen, err := bloom.New(bloom.Config{
 		Expected: max(q.cfg.ExpectedURLs/uint64(q.cfg.Partitions), 4096),
 		Store:    bloom.NewMemoryStore(),
 	})

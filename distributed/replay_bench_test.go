@@ -23,7 +23,7 @@ import (
 // comes on top). Reported per URL.
 func BenchmarkSeenSetRebuild(b *testing.B) {
 	const urls = 100_000
-	srv, err := natsd.Start(natsd.Options{Name: "bench", Port: -1, StoreDir: b.TempDir()})
+	srv, err := natsd.Start(natsd.Config{Name: "bench", Port: -1, StoreDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func BenchmarkSeenSetRebuild(b *testing.B) {
 	b.Run("replay", func(b *testing.B) {
 		for range b.N {
 			p := &partition{id: 0, subject: namesFor("replay").subject(0), open: map[uint64]struct{}{}, ackFloor: urls}
-			p.seen, _ = bloom.New(bloom.Options{Expected: urls, Store: bloom.NewMemoryStore()})
+			p.seen, _ = bloom.New(bloom.Config{Expected: urls, Store: bloom.NewMemoryStore()})
 			p.mu.Lock()
 			if err := q.replay(ctx, p, 1, urls+1); err != nil {
 				b.Fatal(err)
@@ -86,7 +86,7 @@ func BenchmarkSeenSetRebuild(b *testing.B) {
 	})
 	b.Run("snapshot-load", func(b *testing.B) {
 		for range b.N {
-			set, _ := bloom.New(bloom.Options{Expected: urls, Store: bloom.NewMemoryStore()})
+			set, _ := bloom.New(bloom.Config{Expected: urls, Store: bloom.NewMemoryStore()})
 			for _, k := range keys {
 				if _, err := set.TestAndAddKey(k); err != nil {
 					b.Fatal(err)

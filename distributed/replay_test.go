@@ -26,7 +26,7 @@ func replayQueue(t *testing.T, n int) (*Queue, *partition) {
 		}
 	}
 	p := q.parts[0]
-	seen, err := bloom.New(bloom.Options{Expected: 4096, Store: bloom.NewMemoryStore()})
+	seen, err := bloom.New(bloom.Config{Expected: 4096, Store: bloom.NewMemoryStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

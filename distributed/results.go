@@ -82,7 +82,7 @@ var _ crawlkit.Sink = (*resultStash)(nil)
 
 // Write records p's Result for Done, then hands p to the user's Sink.
 func (s *resultStash) Write(ctx context.Context, p *crawlkit.Page) error {
-	r := Result{ID: msgID(urlnorm.Key(p.URL)), Node: s.node, PageRecord: *crawlkit.JSONLOptions{}.Record(p)}
+	r := Result{ID: msgID(urlnorm.Key(p.URL)), Node: s.node, PageRecord: *crawlkit.JSONLConfig{}.Record(p)}
 	b, err := json.Marshal(r)
 	if err == nil {
 		s.mu.Lock()

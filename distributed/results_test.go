@@ -41,7 +41,7 @@ func crashingWriter(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return distributed.ConsumeResults(ctx, js, args[1], distributed.ResultsOptions{}, func(lines [][]byte) error {
+	return distributed.ConsumeResults(ctx, js, args[1], distributed.ResultsConfig{}, func(lines [][]byte) error {
 		err := w.Write(lines)
 		if err == nil && w.Written >= n {
 			fmt.Printf("crashing after %d lines\n", w.Written)

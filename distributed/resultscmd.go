@@ -53,7 +53,7 @@ func RunResultsCommand(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	fmt.Fprintf(stdout, "ready %d results in %s\n", w.Len(), *out)
-	err = ConsumeResults(ctx, js, *crawlID, ResultsOptions{
+	err = ConsumeResults(ctx, js, *crawlID, ResultsConfig{
 		Durable: *durable, Replicas: *replicas, DuplicateWindow: *dupWindow, UntilDone: *untilDone,
 	}, w.Write)
 	fmt.Fprintf(stdout, "results written=%d skipped=%d total=%d\n", w.Written, w.Skipped, w.Len())

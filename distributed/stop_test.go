@@ -196,7 +196,7 @@ func stopQueue(t *testing.T, m jetstream.Msg, u string) (*Queue, *frontier.Lease
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q, p := fenceQueue(&now)
 	q.cfg.AckWait, q.cfg.MaxAttempts, q.cfg.RetryBase, q.cfg.RetryMax = time.Minute, 1, time.Minute, time.Hour
-	front, err := frontier.New(frontier.Options{Now: q.now})
+	front, err := frontier.New(frontier.Config{Now: q.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func Example() {
 <script>document.write("<p>not text</p>")</script>
 </body></html>`
 	header := http.Header{"X-Robots-Tag": {"mybot: nosnippet"}}
-	opts := &extract.Options{UserAgent: "MyBot"}
+	opts := &extract.Config{UserAgent: "MyBot"}
 	d, err := opts.Extract(strings.NewReader(page), "https://example.com/catalog/index.html", header)
 	if err != nil {
 		fmt.Println("error:", err)

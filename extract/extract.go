@@ -14,7 +14,7 @@
 //
 // No DOM is built. A tokenizer pass does about half the work of html.Parse
 // and a tree walk, and it never holds more than one token: memory is bounded
-// by the limits in Options however large or deeply nested the page is.
+// by the limits in Config however large or deeply nested the page is.
 // Malformed HTML is tokenized the way browsers do and never panics.
 //
 // A crawler runs no scripts, so a page is read as a browser with scripting
@@ -64,7 +64,7 @@ var (
 	// URL.
 	ErrInvalidPageURL = errors.New("extract: page URL is not an absolute http(s) URL")
 	// ErrTokenTooLarge reports a single token (a text run, an inline
-	// script, a tag with its attributes) larger than Options.MaxTokenBytes.
+	// script, a tag with its attributes) larger than Config.MaxTokenBytes.
 	// The Document returned with it holds what came before the token.
 	ErrTokenTooLarge = errors.New("extract: HTML token exceeds the size limit")
 )
@@ -83,7 +83,7 @@ const (
 	KindScript      Kind = "script"       // <script src>
 	KindIframe      Kind = "iframe"       // <iframe src>
 	KindFrame       Kind = "frame"        // <frame src>
-	KindForm        Kind = "form"         // <form action>; see Options.FollowForms
+	KindForm        Kind = "form"         // <form action>; see Config.FollowForms
 	KindMetaRefresh Kind = "meta-refresh" // <meta http-equiv="refresh" content="0; url=...">
 )
 
@@ -122,7 +122,7 @@ type Link struct {
 	Kind Kind
 	// Text is the anchor text of <a> (with the alt text of images inside
 	// it) or the alt text of <area>, <img>; white space folded, bounded by
-	// Options.MaxAnchorText.
+	// Config.MaxAnchorText.
 	Text string
 	// Rel holds the recognised relations of the rel attribute.
 	Rel Rel
@@ -130,7 +130,7 @@ type Link struct {
 	Hreflang string
 	// Follow reports whether the page lets a crawler follow the link: false
 	// for rel nofollow/ugc/sponsored, for every link of a page whose robots
-	// directives say nofollow, and for forms unless Options.FollowForms
+	// directives say nofollow, and for forms unless Config.FollowForms
 	// (and never for forms submitted with a method other than GET).
 	// Whether to fetch images, scripts or style sheets at all is the
 	// crawler's choice, by Kind.
@@ -155,7 +155,7 @@ type Document struct {
 	Charset string
 	// Title is the first <title> outside SVG and <template>; Description
 	// the first <meta name="description"> outside <template>; both with
-	// white space folded, bounded by Options.MaxFieldBytes.
+	// white space folded, bounded by Config.MaxFieldBytes.
 	Title, Description string
 	// Language is <html lang>, else <meta http-equiv="content-language">,
 	// else the Content-Language header.
@@ -166,7 +166,7 @@ type Document struct {
 	// Text is the visible text: text outside <script>, <style>,
 	// <noscript>, <template>, <textarea> and <title>, with white space runs
 	// folded to one space and element boundaries other than inline ones
-	// counted as white space; bounded by Options.MaxTextBytes.
+	// counted as white space; bounded by Config.MaxTextBytes.
 	Text string
 	// Links are the page's links in document order.
 	Links []Link
@@ -180,9 +180,9 @@ type Document struct {
 	Skipped                       int
 }
 
-// Options configures extraction. The zero value applies the defaults and
+// Config configures extraction. The zero value applies the defaults and
 // obeys no agent-specific robots directives.
-type Options struct {
+type Config struct {
 	// UserAgent is the crawler's product token ("MyBot"). Robots directives
 	// addressed to it (<meta name="mybot">, "X-Robots-Tag: mybot: noindex")
 	// apply in addition to the generic ones. Compared case-insensitively.
@@ -219,8 +219,8 @@ type Options struct {
 	MaxTokenBytes int
 }
 
-func (o *Options) withDefaults() Options {
-	var l Options
+func (o *Config) withDefaults() Config {
+	var l Config
 	if o != nil {
 		l = *o
 	}
@@ -245,21 +245,21 @@ func (o *Options) withDefaults() Options {
 //
 // The only errors are ErrInvalidPageURL, ErrTokenTooLarge (with the partial
 // Document) and errors reading r (also with the partial Document).
-func (o *Options) Extract(r io.Reader, pageURL string, header http.Header) (*Document, error) {
+func (o *Config) Extract(r io.Reader, pageURL string, header http.Header) (*Document, error) {
 	return o.run(r, nil, pageURL, header)
 }
 
 // ExtractBytes is Extract for a body already in memory; it avoids a copy.
-func (o *Options) ExtractBytes(body []byte, pageURL string, header http.Header) (*Document, error) {
+func (o *Config) ExtractBytes(body []byte, pageURL string, header http.Header) (*Document, error) {
 	return o.run(nil, body, pageURL, header)
 }
 
-// Extract is Options.Extract with the default options.
+// Extract is Config.Extract with the default options.
 func Extract(r io.Reader, pageURL string, header http.Header) (*Document, error) {
-	return (*Options)(nil).Extract(r, pageURL, header)
+	return (*Config)(nil).Extract(r, pageURL, header)
 }
 
-// ExtractBytes is Options.ExtractBytes with the default options.
+// ExtractBytes is Config.ExtractBytes with the default options.
 func ExtractBytes(body []byte, pageURL string, header http.Header) (*Document, error) {
-	return (*Options)(nil).ExtractBytes(body, pageURL, header)
+	return (*Config)(nil).ExtractBytes(body, pageURL, header)
 }

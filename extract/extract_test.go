@@ -111,7 +111,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("no page URL: links %+v skipped %d err %v", d.Links, d.Skipped, err)
 	}
 	big := "<p>" + strings.Repeat("x", 5000) + "</p><a href=/after>after</a>"
-	d, err = (&Options{MaxTokenBytes: 1024}).ExtractBytes([]byte(`<a href="/before">b</a>`+big), "http://ex.com/", nil)
+	d, err = (&Config{MaxTokenBytes: 1024}).ExtractBytes([]byte(`<a href="/before">b</a>`+big), "http://ex.com/", nil)
 	if !errors.Is(err, ErrTokenTooLarge) || d == nil || len(d.Links) != 1 {
 		t.Errorf("giant token: err %v, doc %+v", err, d)
 	}
@@ -125,7 +125,7 @@ func TestHeaderRobotsAndCharset(t *testing.T) {
 	h.Add("X-Robots-Tag", "noimageindex")
 	h.Set("Content-Language", "fr, en")
 	body := []byte("<title>Caf\xe9</title><meta name=MyBot content='noindex'><meta name=otherbot content=none><p>na\xefve</p><a href=/x>x</a>")
-	d, err := (&Options{UserAgent: "MyBot"}).ExtractBytes(body, "http://ex.com/", h)
+	d, err := (&Config{UserAgent: "MyBot"}).ExtractBytes(body, "http://ex.com/", h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func FuzzExtract(f *testing.F) {
 	} {
 		f.Add([]byte(s), "text/html")
 	}
-	o := &Options{UserAgent: "fuzzbot", MaxLinks: 20, MaxTextBytes: 200, MaxAnchorText: 20, MaxFieldBytes: 30, MaxAttrBytes: 100, MaxTokenBytes: 4096}
+	o := &Config{UserAgent: "fuzzbot", MaxLinks: 20, MaxTextBytes: 200, MaxAnchorText: 20, MaxFieldBytes: 30, MaxAttrBytes: 100, MaxTokenBytes: 4096}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		h := http.Header{"Content-Type": {contentType}, "X-Robots-Tag": {contentType}}
 		orig := bytes.Clone(body)

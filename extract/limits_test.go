@@ -64,7 +64,7 @@ func TestLimits(t *testing.T) {
 	}
 	b.WriteString(`<a href="/` + strings.Repeat("x", 200) + `">long</a>`)
 	page := []byte(b.String())
-	o := &Options{MaxLinks: 10, MaxTextBytes: 100, MaxAnchorText: 9, MaxAttrBytes: 100}
+	o := &Config{MaxLinks: 10, MaxTextBytes: 100, MaxAnchorText: 9, MaxAttrBytes: 100}
 	d, err := o.ExtractBytes(page, "http://ex.com/", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestLimits(t *testing.T) {
 	if d.Links[0].Text != "word0 ün" {
 		t.Errorf("anchor text cut = %q, want %q (cut at a rune boundary)", d.Links[0].Text, "word0 ün")
 	}
-	d, _ = (&Options{MaxAttrBytes: 100}).ExtractBytes(page, "http://ex.com/", nil)
+	d, _ = (&Config{MaxAttrBytes: 100}).ExtractBytes(page, "http://ex.com/", nil)
 	if len(d.Links) != 50 || d.Skipped != 1 {
 		t.Errorf("over-long href: %d links, %d skipped; want 50, 1", len(d.Links), d.Skipped)
 	}

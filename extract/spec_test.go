@@ -10,7 +10,7 @@ import (
 // A refresh URL longer than MaxAttrBytes is dropped like any other
 // over-long URL, not cut to a different URL that is then followed.
 func TestMetaRefreshLongURLNotCut(t *testing.T) {
-	o := &Options{MaxAttrBytes: 100}
+	o := &Config{MaxAttrBytes: 100}
 	long := "/" + strings.Repeat("x", 200)
 	d, err := o.ExtractBytes([]byte(`<meta http-equiv=refresh content="0; url=`+long+`">`), "https://ex.com/", nil)
 	if err != nil {
@@ -167,7 +167,7 @@ func TestFollowFormsOnlyGetForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		body := c.form + `<input name=q></form><form action=/g method=get></form>`
-		for _, o := range []*Options{{FollowForms: true}, {}} {
+		for _, o := range []*Config{{FollowForms: true}, {}} {
 			d1, err1 := o.ExtractBytes([]byte(body), "https://ex.com/", nil)
 			d2, err2 := o.Extract(strings.NewReader(body), "https://ex.com/", nil)
 			if err1 != nil || err2 != nil {

@@ -35,7 +35,7 @@ type tokenizer interface {
 
 // state is one extraction pass.
 type state struct {
-	o   Options
+	o   Config
 	z   tokenizer
 	doc *Document
 
@@ -70,13 +70,13 @@ type state struct {
 	formOpen bool
 	form     int
 	// notGet holds the indices in links of forms some visible submission
-	// of which is not a GET (see Options.FollowForms).
+	// of which is not a GET (see Config.FollowForms).
 	notGet map[int]bool
 
 	robots robotsAcc
 }
 
-func (o *Options) run(r io.Reader, body []byte, pageURL string, header http.Header) (*Document, error) {
+func (o *Config) run(r io.Reader, body []byte, pageURL string, header http.Header) (*Document, error) {
 	s := &state{o: o.withDefaults(), doc: &Document{}, anchorLink: -1, form: -1}
 	pageURL = strings.TrimSpace(pageURL)
 	if pageURL != "" {

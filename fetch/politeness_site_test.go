@@ -52,7 +52,7 @@ func crawlSite(t *testing.T, good int, bad ...string) siteCrawl {
 		UseClock(c, clock)
 		c.Politeness = pol
 	})
-	fr, err := frontier.New(frontier.Options{Politeness: pol, Now: clock.Now, LeaseTTL: time.Hour})
+	fr, err := frontier.New(frontier.Config{Politeness: pol, Now: clock.Now, LeaseTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func (f *Frontier) prepareOne(now int64, e *Entry) (prepared, error) {
 }
 
 // Add queues entries: all of them or, on error, none. With a Store they are
-// durable when Add returns. Add reads the clock from Options.Now.
+// durable when Add returns. Add reads the clock from Config.Now.
 func (f *Frontier) Add(entries ...Entry) error { return f.AddAt(f.now(), entries...) }
 
 // AddAt is Add at time now: entries whose NotBefore is after now wait for it.

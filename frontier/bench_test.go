@@ -89,7 +89,7 @@ func BenchmarkCycle(b *testing.B) {
 	urls := benchURLs(queued + 1<<20)
 	hosts := benchHostNames()
 	b.Run("frontier", func(b *testing.B) {
-		f, err := New(Options{Politeness: FixedDelay(0)})
+		f, err := New(Config{Politeness: FixedDelay(0)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func BenchmarkMemoryPerURL(b *testing.B) {
 	b.Run("frontier", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			before := heapInUse()
-			f, err := New(Options{Politeness: FixedDelay(0)})
+			f, err := New(Config{Politeness: FixedDelay(0)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -210,7 +210,7 @@ func BenchmarkMemoryPerURL(b *testing.B) {
 func BenchmarkStoreCycle(b *testing.B) {
 	const hosts = 10_000
 	b.Run("queued", func(b *testing.B) {
-		f, err := New(Options{Store: NewMemoryStore(), Politeness: FixedDelay(0)})
+		f, err := New(Config{Store: NewMemoryStore(), Politeness: FixedDelay(0)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func BenchmarkStoreCycle(b *testing.B) {
 		reportCPU(b, start, "cycles")
 	})
 	b.Run("recrawl", func(b *testing.B) {
-		f, err := New(Options{Store: NewMemoryStore(), Politeness: FixedDelay(0)})
+		f, err := New(Config{Store: NewMemoryStore(), Politeness: FixedDelay(0)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -62,7 +62,7 @@ func isMove(muts []Mutation) bool {
 type driver struct {
 	t       *testing.T
 	store   Store
-	opts    Options
+	opts    Config
 	f       *Frontier
 	now     time.Time
 	bound   int // Stats().InMemory may not exceed it
@@ -73,7 +73,7 @@ type driver struct {
 	outcome func(l *Lease) Outcome
 }
 
-func newDriver(t *testing.T, s Store, opts Options, bound int) *driver {
+func newDriver(t *testing.T, s Store, opts Config, bound int) *driver {
 	opts.Store = s
 	opts.Now = noClock(t)
 	d := &driver{t: t, store: s, opts: opts, now: t0, bound: bound, leased: map[string]int{}, settled: map[string]int{}}
@@ -209,7 +209,7 @@ func TestDueCohortStaysBounded(t *testing.T) {
 	// them all into memory.
 	const window, dwindow = 2, 4
 	s := NewMemoryStore()
-	d := newDriver(t, s, Options{Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow}, window+dwindow)
+	d := newDriver(t, s, Config{Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow}, window+dwindow)
 	es, urls := dueEntries("a.test", 100, t0.Add(time.Hour))
 	mustAdd(t, d.f, t0, es...)
 	d.now = t0.Add(2 * time.Hour)
@@ -249,7 +249,7 @@ func TestDueCohortEveryURLOnceAcrossRestarts(t *testing.T) {
 	const window, dwindow = 3, 5
 	const hosts = 4
 	s := NewMemoryStore()
-	d := newDriver(t, s, Options{Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow, RetryBase: time.Second}, hosts*(window+1)+3*dwindow)
+	d := newDriver(t, s, Config{Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow, RetryBase: time.Second}, hosts*(window+1)+3*dwindow)
 	var all []string
 	for h := 0; h < hosts; h++ {
 		name := fmt.Sprintf("h%d.test", h)
@@ -299,7 +299,7 @@ func TestDueCohortEveryURLOnceAcrossRestarts(t *testing.T) {
 func TestFailedMoveLosesNothing(t *testing.T) {
 	const window, dwindow = 1, 4
 	fs := &flakyStore{MemoryStore: NewMemoryStore()}
-	d := newDriver(t, fs, Options{Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow}, window+1+3*dwindow)
+	d := newDriver(t, fs, Config{Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow}, window+1+3*dwindow)
 	es, urls := dueEntries("a.test", 30, t0.Add(time.Hour))
 	mustAdd(t, d.f, t0, es...)
 	es, more := dueEntries("b.test", 30, t0.Add(time.Hour))
@@ -358,7 +358,7 @@ func TestDelayedHeapBoundedUnderShortRetries(t *testing.T) {
 	// stay in memory.
 	const dwindow = 4
 	s := NewMemoryStore()
-	d := newDriver(t, s, Options{Politeness: FixedDelay(0), DelayedWindow: dwindow, RetryBase: time.Second, MaxAttempts: 3}, 0)
+	d := newDriver(t, s, Config{Politeness: FixedDelay(0), DelayedWindow: dwindow, RetryBase: time.Second, MaxAttempts: 3}, 0)
 	var all []string
 	es, far := dueEntries("far.test", 8, t0.Add(24*time.Hour))
 	mustAdd(t, d.f, t0, es...)
@@ -408,7 +408,7 @@ func TestDueCohortConcurrent(t *testing.T) {
 	// settled once, and memory stays bounded.
 	const window, dwindow, hosts, perHost, workers = 2, 4, 6, 50, 4
 	s := NewMemoryStore()
-	f := newTest(t, Options{Store: s, Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow,
+	f := newTest(t, Config{Store: s, Politeness: FixedDelay(0), Window: window, DelayedWindow: dwindow,
 		RetryBase: time.Millisecond, MaxLeasesPerHost: 2, LeaseTTL: time.Hour})
 	// URLs due far ahead, added first, move the delayed window's end far
 	// out, so that the cohort and the retries sort before it (trims).

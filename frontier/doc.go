@@ -9,7 +9,7 @@
 // "Mercator: a scalable, extensible web crawler", WWW 1999; Najork and
 // Heydon, "High-performance web crawling", 2001):
 //
-//   - Front queues are F priority bands (Options.Bands, default 4). A
+//   - Front queues are F priority bands (Config.Bands, default 4). A
 //     Prioritizer puts every added URL into a band; BFS (by depth, the
 //     default) and OPIC (online page importance) are built in.
 //   - Back queues are per host: each host's URLs, ordered by band and then
@@ -23,7 +23,7 @@
 // Band selection. Hosts whose time has come wait in one ready list per band
 // (the band of their best URL). Next picks a band by smooth weighted round
 // robin over the bands that have ready hosts: band b has weight
-// 2^(F-1-b) by default (8, 4, 2, 1 for four bands; Options.BandWeights
+// 2^(F-1-b) by default (8, 4, 2, 1 for four bands; Config.BandWeights
 // overrides), so when every band has ready hosts, band b receives
 // weight(b)/sum(weights) of the leases, and the lowest band still gets one
 // lease in fifteen: low bands slow down but are never starved. Within a band,
@@ -32,7 +32,7 @@
 // band is always served first.
 //
 // A worker asks Next for a lease, fetches the URL and calls Done with the
-// outcome. A lease that is not settled before it expires (Options.LeaseTTL,
+// outcome. A lease that is not settled before it expires (Config.LeaseTTL,
 // default 5 minutes; Extend prolongs it) goes back to its queue, and a late
 // Done reports ErrLeaseExpired; a lease settles at most once, so a queued URL
 // finishes once. Outcomes:
@@ -55,24 +55,24 @@
 //
 // Every scheduling decision is a pure function of the frontier's state and
 // an explicit time: AddAt, NextAt, DoneAt, ExtendAt take now. Add, Next, Done
-// and Extend are thin wrappers that read Options.Now (time.Now by default);
+// and Extend are thin wrappers that read Config.Now (time.Now by default);
 // Next blocks until a lease is available or its context is done.
 //
 // # Storage
 //
-// With Options.Store nil the frontier keeps every URL in memory, in compact
+// With Config.Store nil the frontier keeps every URL in memory, in compact
 // per-host queues. With a Store (MemoryStore, storage/pebble, or a user's
 // own, checked by frontiertest.Run) every Add and every settle is written
 // before it returns, and concurrent calls share one write (group commit).
-// Only a bounded window of each host's URLs (Options.Window per band) and of
-// the delayed URLs (Options.DelayedWindow) is held in memory; the rest is read
+// Only a bounded window of each host's URLs (Config.Window per band) and of
+// the delayed URLs (Config.DelayedWindow) is held in memory; the rest is read
 // through per-host cursors when the window drains. A recrawl or NotBefore URL
 // that comes due goes to the head of its band, as without a Store, if the
 // band's window has room; otherwise it is re-filed in the store as a queued
 // URL at the band's tail (one write moves it from its delayed key to a queued
 // key), so that a large cohort of due URLs (recrawls after downtime) is not
 // loaded into memory at once. A retry goes to its band's tail, in memory or
-// in the store, with or without a Store (see Options.RetryBase). Leases are not stored: on restart every URL that was
+// in the store, with or without a Store (see Config.RetryBase). Leases are not stored: on restart every URL that was
 // leased but not settled is queued again.
 //
 // Scheduling never waits for the store: a window is read with the

@@ -12,7 +12,7 @@ import (
 // a.test waits for its politeness delay, b.test is served.
 func Example() {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	f, err := frontier.New(frontier.Options{}) // in memory, 1 s per host, BFS bands
+	f, err := frontier.New(frontier.Config{}) // in memory, 1 s per host, BFS bands
 	if err != nil {
 		panic(err)
 	}
@@ -53,7 +53,7 @@ func Example() {
 // Worker loop with the blocking wrappers: Next waits for a host to become
 // ready; Done settles the lease.
 func ExampleFrontier_Next() {
-	f, err := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(0)})
+	f, err := frontier.New(frontier.Config{Politeness: frontier.FixedDelay(0)})
 	if err != nil {
 		panic(err)
 	}
@@ -79,7 +79,7 @@ func ExampleFrontier_Next() {
 // Retries back off exponentially; Retry-After can ask for longer.
 func ExampleRetry() {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	f, _ := frontier.New(frontier.Options{Politeness: frontier.FixedDelay(0), RetryBase: 10 * time.Second, MaxAttempts: 3})
+	f, _ := frontier.New(frontier.Config{Politeness: frontier.FixedDelay(0), RetryBase: 10 * time.Second, MaxAttempts: 3})
 	defer f.Close()
 	_ = f.AddAt(start, frontier.Entry{URL: "http://flaky.test/"})
 	now := start

@@ -10,9 +10,9 @@ import (
 
 // The Frontier: its options, state, construction, counters and end.
 
-// Options configures a Frontier. The zero value is a polite in-memory
+// Config configures a Frontier. The zero value is a polite in-memory
 // frontier.
-type Options struct {
+type Config struct {
 	// Store persists the queue. Nil keeps everything in memory.
 	Store Store
 	// Bands is the number of priority bands, 1 to 16. Zero means 4.
@@ -137,7 +137,7 @@ type Frontier struct {
 // New returns a Frontier. With a Store it reads the store's hosts (one seek
 // per host) and continues where an earlier frontier on the store stopped:
 // every URL that was queued or leased but not settled is queued.
-func New(opts Options) (*Frontier, error) {
+func New(opts Config) (*Frontier, error) {
 	f := &Frontier{
 		store:     opts.Store,
 		bands:     opts.Bands,

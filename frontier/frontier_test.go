@@ -18,7 +18,7 @@ func noClock(t *testing.T) func() time.Time {
 	return func() time.Time { t.Error("wall clock read in a deterministic test"); return t0 }
 }
 
-func newTest(t *testing.T, opts Options) *Frontier {
+func newTest(t *testing.T, opts Config) *Frontier {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = noClock(t)
@@ -74,7 +74,7 @@ func mustDone(t *testing.T, f *Frontier, now time.Time, l *Lease, o Outcome) Set
 func TestBandOrderWithinHost(t *testing.T) {
 	for _, store := range []bool{false, true} {
 		t.Run(fmt.Sprint("store=", store), func(t *testing.T) {
-			opts := Options{Politeness: FixedDelay(0), Window: 2}
+			opts := Config{Politeness: FixedDelay(0), Window: 2}
 			if store {
 				opts.Store = NewMemoryStore()
 			}
@@ -104,7 +104,7 @@ func TestBandOrderWithinHost(t *testing.T) {
 }
 
 func TestWeightedBandSelection(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Politeness: FixedDelay(0)})
 	// 100 hosts per band, one URL each, all ready.
 	for b := 0; b < 4; b++ {
 		for i := 0; i < 100; i++ {
@@ -124,7 +124,7 @@ func TestWeightedBandSelection(t *testing.T) {
 }
 
 func TestPolitenessDelayAndWake(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(3 * time.Second)})
+	f := newTest(t, Config{Politeness: FixedDelay(3 * time.Second)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"})
 	l := mustNext(t, f, t0)
 	if wake := mustNone(t, f, t0); wake != l.Expires {
@@ -142,7 +142,7 @@ func TestPolitenessDelayAndWake(t *testing.T) {
 }
 
 func TestMaxLeasesPerHost(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0), MaxLeasesPerHost: 2})
+	f := newTest(t, Config{Politeness: FixedDelay(0), MaxLeasesPerHost: 2})
 	for i := 0; i < 5; i++ {
 		mustAdd(t, f, t0, Entry{URL: fmt.Sprintf("http://a.test/%d", i)})
 	}
@@ -157,7 +157,7 @@ func TestMaxLeasesPerHost(t *testing.T) {
 }
 
 func TestBlockHost(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Politeness: FixedDelay(0)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"}, Entry{URL: "http://b.test/"})
 	f.BlockHost("a.test", t0.Add(time.Hour))
 	f.BlockHost("a.test", t0.Add(time.Minute)) // shorter: ignored
@@ -176,7 +176,7 @@ func TestBlockHost(t *testing.T) {
 }
 
 func TestLeaseExpiryReturnsURL(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(time.Second), LeaseTTL: 10 * time.Second})
+	f := newTest(t, Config{Politeness: FixedDelay(time.Second), LeaseTTL: 10 * time.Second})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"})
 	l := mustNext(t, f, t0)
 	mustNone(t, f, t0.Add(9*time.Second))
@@ -202,7 +202,7 @@ func TestLeaseExpiryReturnsURL(t *testing.T) {
 }
 
 func TestReleaseRequeuesWithoutAnAttempt(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(time.Second), LeaseTTL: time.Minute})
+	f := newTest(t, Config{Politeness: FixedDelay(time.Second), LeaseTTL: time.Minute})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"})
 	l := mustNext(t, f, t0)
 	// Released at 5 s: the same URL comes back first, from the politeness
@@ -240,8 +240,8 @@ func TestReleaseRequeuesWithoutAnAttempt(t *testing.T) {
 }
 
 func TestDoneErrors(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0)})
-	g := newTest(t, Options{Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Politeness: FixedDelay(0)})
+	g := newTest(t, Config{Politeness: FixedDelay(0)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 	l := mustNext(t, f, t0)
 	if _, err := g.DoneAt(t0, l, Success(0)); !errors.Is(err, ErrForeignLease) {
@@ -269,7 +269,7 @@ func TestDoneErrors(t *testing.T) {
 }
 
 func TestInvalidEntries(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Politeness: FixedDelay(0)})
 	bad := []Entry{
 		{},
 		{URL: "relative/path"},
@@ -292,7 +292,7 @@ func TestInvalidEntries(t *testing.T) {
 }
 
 func TestNotBefore(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Politeness: FixedDelay(0)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/later", NotBefore: t0.Add(time.Minute)}, Entry{URL: "http://a.test/now"})
 	l := mustNext(t, f, t0)
 	if l.URL != "http://a.test/now" {
@@ -308,7 +308,7 @@ func TestNotBefore(t *testing.T) {
 }
 
 func TestRetryBackoff(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(0), RetryBase: 10 * time.Second, RetryMax: 25 * time.Second, MaxAttempts: 4})
+	f := newTest(t, Config{Politeness: FixedDelay(0), RetryBase: 10 * time.Second, RetryMax: 25 * time.Second, MaxAttempts: 4})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/", Meta: []byte("m")})
 	now := t0
 	// Waits: 10 s, then 20 s, then Retry-After 60 s beats the capped 25 s backoff.
@@ -342,7 +342,7 @@ func TestRetryBackoff(t *testing.T) {
 
 func TestRecrawlAdaptive(t *testing.T) {
 	sched := Adaptive{Initial: time.Hour, Min: time.Minute, Max: 2 * time.Hour}
-	f := newTest(t, Options{Politeness: FixedDelay(0), Schedule: sched})
+	f := newTest(t, Config{Politeness: FixedDelay(0), Schedule: sched})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 	now := t0
 	steps := []struct {
@@ -418,7 +418,7 @@ func TestOPICBands(t *testing.T) {
 	}
 	// Cash survives the frontier's float32 narrowing without becoming a
 	// seed's.
-	f := newTest(t, Options{Politeness: FixedDelay(0), Prioritizer: o})
+	f := newTest(t, Config{Politeness: FixedDelay(0), Prioritizer: o})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/", Priority: 1e-60})
 	if l := mustNext(t, f, t0); l.Priority <= 0 || o.Band(&Entry{Priority: l.Priority}, 4) != 3 {
 		t.Fatalf("tiny cash came back as %v", l.Priority)
@@ -426,7 +426,7 @@ func TestOPICBands(t *testing.T) {
 }
 
 func TestNextBlocking(t *testing.T) {
-	f, err := New(Options{Politeness: FixedDelay(0)})
+	f, err := New(Config{Politeness: FixedDelay(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestNextBlocking(t *testing.T) {
 }
 
 func TestIdleHostsAreForgotten(t *testing.T) {
-	f := newTest(t, Options{Politeness: FixedDelay(time.Second)})
+	f := newTest(t, Config{Politeness: FixedDelay(time.Second)})
 	for i := 0; i < 50; i++ {
 		mustAdd(t, f, t0, Entry{URL: fmt.Sprintf("http://h%d.test/", i)})
 	}
@@ -533,7 +533,7 @@ func (c *countingStore) Write(ctx context.Context, muts []Mutation) error {
 
 func TestStoreWindowAndCursors(t *testing.T) {
 	cs := &countingStore{MemoryStore: NewMemoryStore()}
-	f := newTest(t, Options{Store: cs, Politeness: FixedDelay(0), Window: 8})
+	f := newTest(t, Config{Store: cs, Politeness: FixedDelay(0), Window: 8})
 	var es []Entry
 	for i := 0; i < 1000; i++ {
 		es = append(es, Entry{URL: fmt.Sprintf("http://a.test/%04d", i)})
@@ -586,7 +586,7 @@ func TestStoreWindowAndCursors(t *testing.T) {
 func TestGroupCommit(t *testing.T) {
 	cs := &countingStore{MemoryStore: NewMemoryStore(), block: make(chan struct{})}
 	release := cs.block
-	f := newTest(t, Options{Store: cs, Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Store: cs, Politeness: FixedDelay(0)})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); mustAdd(t, f, t0, Entry{URL: "http://first.test/"}) }()
@@ -639,7 +639,7 @@ func TestGroupCommit(t *testing.T) {
 
 func TestStoreWriteFailureKeepsLease(t *testing.T) {
 	fs := &failingStore{MemoryStore: NewMemoryStore()}
-	f := newTest(t, Options{Store: fs, Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Store: fs, Politeness: FixedDelay(0)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 	l := mustNext(t, f, t0)
 	fs.fail = true
@@ -755,14 +755,14 @@ func TestRecoverWithFewerBands(t *testing.T) {
 	// A store written with 8 bands, reopened with 4 (frontierd -bands):
 	// the URLs of bands 4 to 7 are kept, after the configured bands.
 	s := NewMemoryStore()
-	f := newTest(t, Options{Store: s, Bands: 8, Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Store: s, Bands: 8, Politeness: FixedDelay(0)})
 	for _, d := range []int{7, 0, 5, 3, 6, 1, 4, 2} {
 		mustAdd(t, f, t0,
 			Entry{URL: fmt.Sprintf("http://a.test/%d", d), Depth: d},
 			Entry{URL: fmt.Sprintf("http://b.test/%d", d), Depth: d})
 	}
 	f.Close()
-	g := newTest(t, Options{Store: s, Bands: 4, Politeness: FixedDelay(0)})
+	g := newTest(t, Config{Store: s, Bands: 4, Politeness: FixedDelay(0)})
 	got := map[string][]string{}
 	for _, u := range drainAll(t, g, t0) {
 		h := u[len("http://") : len("http://")+len("a.test")]
@@ -789,36 +789,36 @@ func TestFarFutureTimesDoNotWrap(t *testing.T) {
 	later := t0.Add(24 * time.Hour)
 	cases := []struct {
 		name string
-		opts Options
+		opts Config
 		// run adds a.test/ and leaves it waiting for a far time.
 		run func(t *testing.T, f *Frontier)
 	}{
-		{"BlockHost", Options{}, func(t *testing.T, f *Frontier) {
+		{"BlockHost", Config{}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 			f.BlockHost("a.test", far)
 		}},
-		{"NotBefore", Options{}, func(t *testing.T, f *Frontier) {
+		{"NotBefore", Config{}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/", NotBefore: far})
 		}},
-		{"LeaseTTL", Options{LeaseTTL: forever()}, func(t *testing.T, f *Frontier) {
+		{"LeaseTTL", Config{LeaseTTL: forever()}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 			mustNext(t, f, t0)
 		}},
-		{"Extend", Options{}, func(t *testing.T, f *Frontier) {
+		{"Extend", Config{}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 			if err := f.ExtendAt(t0, mustNext(t, f, t0), forever()); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"RetryAfter", Options{}, func(t *testing.T, f *Frontier) {
+		{"RetryAfter", Config{}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 			mustDone(t, f, t0, mustNext(t, f, t0), Retry(forever()))
 		}},
-		{"Schedule", Options{Schedule: FixedInterval(forever())}, func(t *testing.T, f *Frontier) {
+		{"Schedule", Config{Schedule: FixedInterval(forever())}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 			mustDone(t, f, t0, mustNext(t, f, t0), Success(0))
 		}},
-		{"RecrawlAt", Options{}, func(t *testing.T, f *Frontier) {
+		{"RecrawlAt", Config{}, func(t *testing.T, f *Frontier) {
 			mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 			mustDone(t, f, t0, mustNext(t, f, t0), Outcome{Kind: OutcomeSuccess, RecrawlAt: far})
 		}},
@@ -843,7 +843,7 @@ func TestRetryBackoffShiftDoesNotWrap(t *testing.T) {
 	// RetryBase<<29 wraps int64 to half a second for this base; the
 	// thirtieth retry must wait RetryMax, not that.
 	base := time.Duration(1<<35 + 1)
-	f := newTest(t, Options{Politeness: FixedDelay(0), RetryBase: base, RetryMax: forever(), MaxAttempts: 40})
+	f := newTest(t, Config{Politeness: FixedDelay(0), RetryBase: base, RetryMax: forever(), MaxAttempts: 40})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/"})
 	l := mustNext(t, f, t0)
 	l.it.attempts = 29 // as if leased after 29 retries
@@ -857,7 +857,7 @@ func TestReadyHostMovesToBetterBand(t *testing.T) {
 	// x.test becomes ready with a deep URL behind 20 other deep hosts,
 	// then gets a seed: it must be served at the seeds' rate (it waits in
 	// the ready list of its best URL's band), not at the deep band's.
-	f := newTest(t, Options{Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Politeness: FixedDelay(0)})
 	for i := 0; i < 20; i++ {
 		mustAdd(t, f, t0, Entry{URL: fmt.Sprintf("http://deep%d.test/", i), Depth: 3})
 	}
@@ -889,7 +889,7 @@ func TestCorruptQueuedKeyIsSkipped(t *testing.T) {
 
 func testCorruptQueuedKey(t *testing.T, window int) {
 	s := NewMemoryStore()
-	f := newTest(t, Options{Store: s, Window: 1, Politeness: FixedDelay(0)})
+	f := newTest(t, Config{Store: s, Window: 1, Politeness: FixedDelay(0)})
 	mustAdd(t, f, t0, Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"}, Entry{URL: "http://a.test/3"})
 	f.Close()
 	// Malformed keys in band 0 of a.test: one with trailing bytes after
@@ -902,7 +902,7 @@ func testCorruptQueuedKey(t *testing.T, window int) {
 	}
 	// No Close cleanup: a frontier that spins with its lock held would
 	// block it.
-	g, err := New(Options{Store: s, Window: window, Politeness: FixedDelay(0), Now: noClock(t)})
+	g, err := New(Config{Store: s, Window: window, Politeness: FixedDelay(0), Now: noClock(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func (f *Frontier) checkLease(l *Lease, now int64) error {
 	return nil
 }
 
-// Extend prolongs l to ttl from now (Options.Now).
+// Extend prolongs l to ttl from now (Config.Now).
 func (f *Frontier) Extend(l *Lease, ttl time.Duration) error { return f.ExtendAt(f.now(), l, ttl) }
 
 // ExtendAt prolongs l so that it expires at now+ttl. It returns

@@ -46,7 +46,7 @@ func (g *gateStore) Scan(ctx context.Context, start, end []byte, limit int) ([]K
 func loadSetup(t *testing.T) (*Frontier, *gateStore, *Lease, context.CancelFunc, <-chan nextResult) {
 	t.Helper()
 	s := newGateStore()
-	f := newTest(t, Options{Store: s, Politeness: FixedDelay(0), Window: 2, Now: func() time.Time { return t0 }})
+	f := newTest(t, Config{Store: s, Politeness: FixedDelay(0), Window: 2, Now: func() time.Time { return t0 }})
 	mustAdd(t, f, t0,
 		Entry{URL: "http://a.test/1"}, Entry{URL: "http://a.test/2"}, Entry{URL: "http://a.test/3"},
 		Entry{URL: "http://b.test/1"})
@@ -199,7 +199,7 @@ func delayedSetup(t *testing.T) (*Frontier, *gateStore, context.CancelFunc, <-ch
 	s := newGateStore()
 	s.kind = kindDelayed
 	now := t0.Add(2 * time.Hour)
-	f := newTest(t, Options{Store: s, Politeness: FixedDelay(0), DelayedWindow: 2, Now: func() time.Time { return now }})
+	f := newTest(t, Config{Store: s, Politeness: FixedDelay(0), DelayedWindow: 2, Now: func() time.Time { return now }})
 	due := t0.Add(time.Hour)
 	mustAdd(t, f, t0, Entry{URL: "http://x.test/1"},
 		Entry{URL: "http://d.test/1", NotBefore: due}, Entry{URL: "http://d.test/2", NotBefore: due},

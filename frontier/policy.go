@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Defaults of Policy (and of the Options fields that fill it). Every queue
+// Defaults of Policy (and of the Config fields that fill it). Every queue
 // in crawlkit (Frontier, storage/postgres, storage/redis,
 // distributed) uses these, so that a crawl retries and gives up
 // the same way whichever queue holds its URLs.
@@ -25,7 +25,7 @@ const (
 // with an outcome does to its URL. It is pure (no clock, no IO, no state),
 // so that every queue implementation, in memory or shared through a
 // database, applies the same rules by calling Plan; frontier.Frontier builds
-// one from its Options.
+// one from its Config.
 //
 //   - OutcomeRetry: the URL's attempt count grows; when it reaches
 //     MaxAttempts the URL is given up (SettlementGivenUp), otherwise it is

@@ -170,7 +170,7 @@ func TestFrontierUsesPolicy(t *testing.T) {
 			if d.Requeue() && unixNano(d.At) == 0 {
 				t.Skip("due at the epoch")
 			}
-			f, err := New(Options{MaxAttempts: p.MaxAttempts, RetryBase: p.RetryBase, RetryMax: p.RetryMax, Schedule: p.Schedule, Politeness: FixedDelay(0)})
+			f, err := New(Config{MaxAttempts: p.MaxAttempts, RetryBase: p.RetryBase, RetryMax: p.RetryMax, Schedule: p.Schedule, Politeness: FixedDelay(0)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -134,7 +134,7 @@ func TestRetryOrder(t *testing.T) {
 			window int
 		}{{"memory", false, 0}, {"store", true, 8}, {"store window 2", true, 2}} {
 			t.Run(c.name+"/"+mode.name, func(t *testing.T) {
-				opts := Options{Politeness: FixedDelay(0), RetryBase: 10 * time.Second, Window: mode.window}
+				opts := Config{Politeness: FixedDelay(0), RetryBase: 10 * time.Second, Window: mode.window}
 				if mode.store {
 					opts.Store = NewMemoryStore()
 				}

@@ -71,8 +71,8 @@ func offsetOf(tm time.Time) string {
 	return d.String()
 }
 
-func scenarioOptions(args []string) (frontier.Options, error) {
-	var o frontier.Options
+func scenarioOptions(args []string) (frontier.Config, error) {
+	var o frontier.Config
 	o.Politeness = frontier.FixedDelay(0)
 	for _, a := range args {
 		name, val, _ := strings.Cut(a, "=")

@@ -123,7 +123,7 @@ func (f *Frontier) signal() {
 
 // Next returns a lease on the best URL of a host that may be contacted now,
 // blocking until there is one or ctx is done. It reads the clock from
-// Options.Now; waiting uses real timers.
+// Config.Now; waiting uses real timers.
 func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 	var w *waiter
 	for {

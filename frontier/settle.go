@@ -9,7 +9,7 @@ import (
 
 // Done settles l with outcome o and reports what it did. With a Store the
 // settlement is durable when Done returns a nil error. It reads the clock
-// from Options.Now.
+// from Config.Now.
 func (f *Frontier) Done(l *Lease, o Outcome) (Settlement, error) { return f.DoneAt(f.now(), l, o) }
 
 // settlement is what a Done does to the queue; result is how DoneAt

@@ -56,7 +56,7 @@ func TestPolitenessSimulation(t *testing.T) {
 		started  bool
 	}
 	sim := map[string]*simHost{}
-	f := newTest(t, Options{Politeness: delays, LeaseTTL: time.Hour})
+	f := newTest(t, Config{Politeness: delays, LeaseTTL: time.Hour})
 	var lowerBound, totalWork time.Duration
 	for i := 0; i < hosts; i++ {
 		h := &simHost{

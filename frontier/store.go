@@ -65,7 +65,7 @@ var ErrStoreClosed = errors.New("frontier: store is closed")
 // values (a skip list). It is the reference implementation of the Store
 // contract and is useful in tests. Nothing survives the process; a new
 // Frontier on the same MemoryStore sees everything an earlier one wrote, which
-// models a restart. For a plain in-memory crawl, leave Options.Store nil
+// models a restart. For a plain in-memory crawl, leave Config.Store nil
 // instead: the frontier then keeps every URL in its own compact queues and
 // skips the encoding a Store needs.
 type MemoryStore struct {

@@ -28,7 +28,7 @@ func waitFor(f *Frontier, n int) {
 // on, so every URL of a batch reaches a blocked goroutine; Close then
 // releases the ones left.
 func TestNextWakesOneAndHandsOn(t *testing.T) {
-	f, err := New(Options{Politeness: FixedDelay(time.Hour)})
+	f, err := New(Config{Politeness: FixedDelay(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestNextWakesOneAndHandsOn(t *testing.T) {
 // through Next while URLs arrive, under the race detector: every URL is
 // leased exactly once.
 func TestNextWaitersUnderChurn(t *testing.T) {
-	f, err := New(Options{Politeness: FixedDelay(0)})
+	f, err := New(Config{Politeness: FixedDelay(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,14 +31,14 @@ import (
 	"time"
 )
 
-// DefaultMaxBytes bounds a cache whose Options.MaxBytes is zero.
+// DefaultMaxBytes bounds a cache whose Config.MaxBytes is zero.
 const DefaultMaxBytes = 1 << 30
 
-// ErrOptions is wrapped by Open's errors for unusable Options.
-var ErrOptions = errors.New("httpcache: invalid options")
+// ErrConfig is wrapped by Open's errors for unusable Config.
+var ErrConfig = errors.New("httpcache: invalid config")
 
-// Options configures a Cache.
-type Options struct {
+// Config configures a Cache.
+type Config struct {
 	// MaxBytes bounds the entries' total size on disk (default 1 GiB).
 	// Past it the entries used least recently are removed until the
 	// cache is at 90% of it.
@@ -68,12 +68,12 @@ type Cache struct {
 const entrySuffix = ".entry"
 
 // Open opens the cache in dir, creating the directory if needed.
-func Open(dir string, opts Options) (*Cache, error) {
+func Open(dir string, opts Config) (*Cache, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("%w: no directory", ErrOptions)
+		return nil, fmt.Errorf("%w: no directory", ErrConfig)
 	}
 	if opts.MaxBytes < 0 || opts.MinFresh < 0 {
-		return nil, fmt.Errorf("%w: MaxBytes and MinFresh must not be negative", ErrOptions)
+		return nil, fmt.Errorf("%w: MaxBytes and MinFresh must not be negative", ErrConfig)
 	}
 	if opts.MaxBytes == 0 {
 		opts.MaxBytes = DefaultMaxBytes
@@ -121,7 +121,7 @@ func (c *Cache) Get(url string) (*Entry, bool) {
 
 // Fresh reports whether e may be served without asking the server: its
 // freshness lifetime is longer than its age (RFC 9111 §4.2), or it was
-// stored less than Options.MinFresh ago.
+// stored less than Config.MinFresh ago.
 func (c *Cache) Fresh(e *Entry) bool {
 	now := c.now()
 	if c.minFresh > 0 && now.Sub(e.Stored) < c.minFresh {

@@ -103,7 +103,7 @@ func TestRevalidated(t *testing.T) {
 // MaxBytes the entries used least recently go first.
 func TestPutGetEvict(t *testing.T) {
 	now := t0
-	c, err := httpcache.Open(t.TempDir(), httpcache.Options{MaxBytes: 4000, Now: func() time.Time { return now }})
+	c, err := httpcache.Open(t.TempDir(), httpcache.Config{MaxBytes: 4000, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestPutGetEvict(t *testing.T) {
 // MinFresh serves any stored entry without a request for a while.
 func TestMinFresh(t *testing.T) {
 	now := t0
-	c, err := httpcache.Open(t.TempDir(), httpcache.Options{MinFresh: time.Hour, Now: func() time.Time { return now }})
+	c, err := httpcache.Open(t.TempDir(), httpcache.Config{MinFresh: time.Hour, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +169,14 @@ func TestMinFresh(t *testing.T) {
 	}
 }
 
-// Bad options are refused with ErrOptions.
+// Bad options are refused with ErrConfig.
 func TestOpenOptions(t *testing.T) {
-	for _, o := range []httpcache.Options{{MaxBytes: -1}, {MinFresh: -time.Second}} {
-		if _, err := httpcache.Open(t.TempDir(), o); !errors.Is(err, httpcache.ErrOptions) {
+	for _, o := range []httpcache.Config{{MaxBytes: -1}, {MinFresh: -time.Second}} {
+		if _, err := httpcache.Open(t.TempDir(), o); !errors.Is(err, httpcache.ErrConfig) {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
-	if _, err := httpcache.Open("", httpcache.Options{}); !errors.Is(err, httpcache.ErrOptions) {
+	if _, err := httpcache.Open("", httpcache.Config{}); !errors.Is(err, httpcache.ErrConfig) {
 		t.Errorf("no directory: %v", err)
 	}
 }
@@ -215,7 +215,7 @@ func ExampleCache() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	c, err := httpcache.Open(dir, httpcache.Options{Now: func() time.Time { return now }})
+	c, err := httpcache.Open(dir, httpcache.Config{Now: func() time.Time { return now }})
 	if err != nil {
 		panic(err)
 	}

@@ -21,7 +21,7 @@ type dedupQueue struct {
 	seen map[string]bool
 }
 
-func newDedupQueue(opts frontier.Options) (*dedupQueue, error) {
+func newDedupQueue(opts frontier.Config) (*dedupQueue, error) {
 	f, err := frontier.New(opts)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func TestFrontierConformance(t *testing.T) {
 // frontierOpener opens a dedupQueue per dir, configured by the kit.
 func frontierOpener() queuetest.Opener {
 	return queuetest.InProcess(func(t *testing.T, cfg queuetest.Config) crawlkit.Queue {
-		q, err := newDedupQueue(frontier.Options{
+		q, err := newDedupQueue(frontier.Config{
 			Now:         cfg.Now,
 			Politeness:  cfg.Politeness,
 			LeaseTTL:    cfg.LeaseTTL,
@@ -97,7 +97,7 @@ func ExampleRun() {
 
 func Example() {
 	// A queue over the local frontier that drops URLs it has seen.
-	q, err := newDedupQueue(frontier.Options{Politeness: frontier.FixedDelay(time.Second)})
+	q, err := newDedupQueue(frontier.Config{Politeness: frontier.FixedDelay(time.Second)})
 	if err != nil {
 		panic(err)
 	}

@@ -122,7 +122,7 @@ func BenchmarkNear(b *testing.B) {
 			if ix == nil {
 				runtime.GC()
 				var err error
-				ix, err = NewIndex(Options{K: 3, Blocks: blocks})
+				ix, err = NewIndex(Config{K: 3, Blocks: blocks})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -22,7 +22,7 @@ func TestNearDuplicateClustersOfSyntheticWeb(t *testing.T) {
 	truth := w.Truth()
 	urls := truth.Unique()
 	client := w.Client()
-	ix, err := NewIndex(Options{K: 3})
+	ix, err := NewIndex(Config{K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

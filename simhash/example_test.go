@@ -22,7 +22,7 @@ func Example() {
 	fmt.Println("edited copy within 3 bits:", simhash.Distance(original, republished) <= 3)
 	fmt.Println("unrelated text over 20 bits away:", simhash.Distance(original, other) > 20)
 
-	ix, err := simhash.NewIndex(simhash.Options{K: 3})
+	ix, err := simhash.NewIndex(simhash.Config{K: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +43,7 @@ func Example() {
 // it here. Reopening on the same store finds the entries again.
 func ExampleIndex_tables() {
 	tables := &simhash.MemoryTables{}
-	ix, err := simhash.NewIndex(simhash.Options{K: 3, Tables: tables})
+	ix, err := simhash.NewIndex(simhash.Config{K: 3, Tables: tables})
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +54,7 @@ func ExampleIndex_tables() {
 		panic(err)
 	}
 
-	reopened, err := simhash.NewIndex(simhash.Options{K: 3, Tables: tables})
+	reopened, err := simhash.NewIndex(simhash.Config{K: 3, Tables: tables})
 	if err != nil {
 		panic(err)
 	}

@@ -11,11 +11,11 @@ import (
 
 // Index limits.
 const (
-	// DefaultK is the distance Near searches when Options.K is zero.
+	// DefaultK is the distance Near searches when Config.K is zero.
 	DefaultK = 3
 	// MaxK is the largest supported distance.
 	MaxK = 4
-	// maxBlocks bounds Options.Blocks, and maxTables the tables any
+	// maxBlocks bounds Config.Blocks, and maxTables the tables any
 	// allowed layout has (the most is 15: K=4, Blocks=6, all pairs of one
 	// group; TestMaxTables checks every layout).
 	maxBlocks = 12
@@ -29,9 +29,9 @@ const (
 	mergeRatio = 4
 )
 
-// ErrInvalidOptions is returned by NewIndex for options outside their
+// ErrInvalidConfig is returned by NewIndex for options outside their
 // documented ranges.
-var ErrInvalidOptions = errors.New("simhash: invalid options")
+var ErrInvalidConfig = errors.New("simhash: invalid config")
 
 // Entry is a fingerprint and the document it belongs to.
 type Entry struct {
@@ -45,9 +45,9 @@ type Match struct {
 	Distance int
 }
 
-// Options configures an Index. The zero value searches within 3 bits with
+// Config configures an Index. The zero value searches within 3 bits with
 // the default 6-table layout and no store.
-type Options struct {
+type Config struct {
 	// K is the largest Hamming distance Near reports, 1 to MaxK; zero
 	// means DefaultK.
 	K int
@@ -62,7 +62,7 @@ type Options struct {
 	// Tables, if not nil, holds the index's tables instead of memory (see
 	// Index), and NewIndex opens the entries already in it. NewIndex
 	// records K and Blocks in an empty table store and refuses one
-	// recorded with other values (ErrInvalidOptions), whose tables would
+	// recorded with other values (ErrInvalidConfig), whose tables would
 	// not match. It records the fingerprint Version too, and refuses a
 	// store of another version with a *VersionError
 	// (ErrVersionMismatch). Store and Tables are exclusive.
@@ -103,7 +103,7 @@ type Options struct {
 //
 // # Tables outside memory
 //
-// With Options.Tables the index keeps no tables in memory, so its memory
+// With Config.Tables the index keeps no tables in memory, so its memory
 // stays flat however many fingerprints it holds: the tables are rows of a
 // TableStore (storage/pebble keeps them on disk). Each Add writes one row
 // per table (6 with the default layout) in one PutRows; each Near is one
@@ -134,15 +134,15 @@ type indexSnapshot struct {
 // NewIndex returns an Index configured by opts, holding the entries of
 // opts.Store if one is given (the tables are rebuilt in memory from them),
 // or of opts.Tables.
-func NewIndex(opts Options) (*Index, error) {
+func NewIndex(opts Config) (*Index, error) {
 	if opts.Store != nil && opts.Tables != nil {
-		return nil, fmt.Errorf("%w: Store and Tables are exclusive (a table store persists the tables themselves)", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Store and Tables are exclusive (a table store persists the tables themselves)", ErrInvalidConfig)
 	}
 	if opts.K == 0 {
 		opts.K = DefaultK
 	}
 	if opts.K < 1 || opts.K > MaxK {
-		return nil, fmt.Errorf("%w: K %d outside 1..%d", ErrInvalidOptions, opts.K, MaxK)
+		return nil, fmt.Errorf("%w: K %d outside 1..%d", ErrInvalidConfig, opts.K, MaxK)
 	}
 	if opts.Blocks == 0 {
 		opts.Blocks = 6
@@ -151,7 +151,7 @@ func NewIndex(opts Options) (*Index, error) {
 		}
 	}
 	if opts.Blocks < opts.K+1 || opts.Blocks > maxBlocks {
-		return nil, fmt.Errorf("%w: Blocks %d outside %d..%d for K=%d", ErrInvalidOptions, opts.Blocks, opts.K+1, maxBlocks, opts.K)
+		return nil, fmt.Errorf("%w: Blocks %d outside %d..%d for K=%d", ErrInvalidConfig, opts.Blocks, opts.K+1, maxBlocks, opts.K)
 	}
 	sc, err := newScheme(opts.K, opts.Blocks)
 	if err != nil {
@@ -194,7 +194,7 @@ func (ix *Index) Len() int {
 }
 
 // Add stores fingerprint fp for document id. Adding the same pair twice
-// stores it twice in memory, and once with a TableStore (Options.Tables),
+// stores it twice in memory, and once with a TableStore (Config.Tables),
 // which keeps a set of rows.
 func (ix *Index) Add(fp, id uint64) error {
 	return ix.AddBatch([]Entry{{Fingerprint: fp, ID: id}})
@@ -295,7 +295,7 @@ type IndexStats struct {
 	// buffer; BytesPerEntry is Bytes / Len. Both are 0 with External.
 	Bytes         int64
 	BytesPerEntry float64
-	// External is set when the tables are kept in Options.Tables.
+	// External is set when the tables are kept in Config.Tables.
 	External bool
 }
 
@@ -375,7 +375,7 @@ func newScheme(k, b int) (*scheme, error) {
 		}
 	}
 	if !sc.covers() {
-		return nil, fmt.Errorf("%w: %d blocks do not guarantee distance %d", ErrInvalidOptions, b, k)
+		return nil, fmt.Errorf("%w: %d blocks do not guarantee distance %d", ErrInvalidConfig, b, k)
 	}
 	return sc, nil
 }

@@ -16,7 +16,7 @@ var errBroken = errors.New("broken")
 func (b *brokenStore) Put([]Entry) error { return errBroken }
 
 func TestIndexStoreError(t *testing.T) {
-	ix, _ := NewIndex(Options{Store: &brokenStore{}})
+	ix, _ := NewIndex(Config{Store: &brokenStore{}})
 	if err := ix.Add(1, 1); !errors.Is(err, errBroken) {
 		t.Fatalf("err = %v", err)
 	}
@@ -26,12 +26,12 @@ func TestIndexStoreError(t *testing.T) {
 }
 
 func TestIndexOptions(t *testing.T) {
-	for _, o := range []Options{{K: 5}, {K: -1}, {K: 3, Blocks: 3}, {Blocks: 13}} {
-		if _, err := NewIndex(o); !errors.Is(err, ErrInvalidOptions) {
+	for _, o := range []Config{{K: 5}, {K: -1}, {K: 3, Blocks: 3}, {Blocks: 13}} {
+		if _, err := NewIndex(o); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("NewIndex(%+v): err = %v", o, err)
 		}
 	}
-	ix, _ := NewIndex(Options{})
+	ix, _ := NewIndex(Config{})
 	if ix.Tables() != 6 || ix.K() != 3 {
 		t.Fatalf("default: %d tables, k=%d", ix.Tables(), ix.K())
 	}
@@ -44,7 +44,7 @@ func TestIndexMemoryPerEntry(t *testing.T) {
 		for i := range es {
 			es[i] = Entry{r.Uint64(), uint64(i)}
 		}
-		ix, _ := NewIndex(Options{})
+		ix, _ := NewIndex(Config{})
 		ix.AddBatch(es)
 		st := ix.Stats()
 		t.Logf("n=%d: %.1f bytes per entry", n, st.BytesPerEntry)
@@ -69,7 +69,7 @@ func TestMaxTables(t *testing.T) {
 }
 
 func TestIndexHas(t *testing.T) {
-	ix, _ := NewIndex(Options{})
+	ix, _ := NewIndex(Config{})
 	ix.Add(0xff00ff00ff00ff00, 1)
 	if !ix.Has(0xff00ff00ff00ff07) || ix.Has(0xff00ff00ff00ff0f) {
 		t.Fatal("Has disagrees with distance 3 / 4")

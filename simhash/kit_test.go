@@ -35,7 +35,7 @@ func TestMemoryTablesKit(t *testing.T) {
 // TestIndexConcurrentReadsAndAdds runs CheckConcurrent on an Index in
 // memory (the table store's case is the kit's IndexConcurrent).
 func TestIndexConcurrentReadsAndAdds(t *testing.T) {
-	ix, err := simhash.NewIndex(simhash.Options{})
+	ix, err := simhash.NewIndex(simhash.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("k%d-b%d", tc.k, tc.blocks), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(tc.k), uint64(tc.blocks)))
-			ix, err := simhash.NewIndex(simhash.Options{K: tc.k, Blocks: tc.blocks})
+			ix, err := simhash.NewIndex(simhash.Config{K: tc.k, Blocks: tc.blocks})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestIndexMatchesLinearScan(t *testing.T) {
 func TestIndexAdversarial(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	entries, qs := simhashtest.Adversarial()
-	ix, err := simhash.NewIndex(simhash.Options{})
+	ix, err := simhash.NewIndex(simhash.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestIndexAdversarial(t *testing.T) {
 
 func TestIndexStoreReload(t *testing.T) {
 	store := &simhash.MemoryStore{}
-	ix, err := simhash.NewIndex(simhash.Options{Store: store})
+	ix, err := simhash.NewIndex(simhash.Config{Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestIndexStoreReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix2, err := simhash.NewIndex(simhash.Options{Store: store})
+	ix2, err := simhash.NewIndex(simhash.Config{Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

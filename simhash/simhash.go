@@ -75,7 +75,7 @@ import (
 // FingerprintPage and FingerprintHTML with default options. Fingerprints
 // of different versions are not comparable: a store that keeps
 // fingerprints records the Version it was written with and does not
-// compare them with fingerprints of another (see Options.Tables and the
+// compare them with fingerprints of another (see Config.Tables and the
 // storage packages). It changes whenever the features do.
 //
 //   - 1: numbers folded into one placeholder, a repeated feature counted
@@ -86,7 +86,7 @@ import (
 const Version = 2
 
 // DefaultShingle is the number of tokens per feature when
-// Options.Shingle is zero.
+// Config.Shingle is zero.
 const DefaultShingle = 3
 
 // MaxShingle is the largest supported shingle size.

@@ -23,7 +23,7 @@ type Probe struct {
 	Key   uint64
 }
 
-// TableStore keeps an Index's tables outside memory (see Options.Tables),
+// TableStore keeps an Index's tables outside memory (see Config.Tables),
 // as a set of rows: a row stored twice is stored once.
 //
 // An Index writes one row per table for every entry it adds, in tables 0
@@ -108,19 +108,19 @@ func (ix *Index) openTables(ts TableStore) error {
 	want := ix.sc.layoutRow()
 	switch {
 	case len(layouts) == 0 && n > 0:
-		return fmt.Errorf("%w: table store holds %d entries but no layout record", ErrInvalidOptions, n)
+		return fmt.Errorf("%w: table store holds %d entries but no layout record", ErrInvalidConfig, n)
 	case len(layouts) == 0:
 		if _, err := ts.PutRows([]Row{want}); err != nil {
 			return fmt.Errorf("simhash: opening index tables: recording layout: %w", err)
 		}
 	case len(layouts) > 1 || layouts[0].ID != layoutVersion:
-		return fmt.Errorf("%w: table store has an unknown layout record %+v", ErrInvalidOptions, layouts)
+		return fmt.Errorf("%w: table store has an unknown layout record %+v", ErrInvalidConfig, layouts)
 	case recordedVersion(layouts[0]) != Version:
 		return &VersionError{Stored: recordedVersion(layouts[0]), Current: Version}
 	case layouts[0] != want:
 		fp := layouts[0].Fingerprint
 		return fmt.Errorf("%w: table store was written with K=%d Blocks=%d, not K=%d Blocks=%d",
-			ErrInvalidOptions, fp>>8&0xff, fp&0xff, ix.sc.k, len(ix.sc.blocks))
+			ErrInvalidConfig, fp>>8&0xff, fp&0xff, ix.sc.k, len(ix.sc.blocks))
 	}
 	ix.tables = ts
 	ix.n.Store(int64(n))
@@ -205,7 +205,7 @@ func (ix *Index) lookupFailed(err error) error {
 }
 
 // AppendNearErr is AppendNear that also returns the error of the table
-// store (Options.Tables), if any; dst then holds the matches found before
+// store (Config.Tables), if any; dst then holds the matches found before
 // the error. Without a table store the error is always nil. It is safe to
 // call concurrently with Add.
 func (ix *Index) AppendNearErr(dst []Match, fp uint64) ([]Match, error) {
@@ -215,7 +215,7 @@ func (ix *Index) AppendNearErr(dst []Match, fp uint64) ([]Match, error) {
 	return ix.AppendNear(dst, fp), nil
 }
 
-// Err returns the first error that the table store (Options.Tables)
+// Err returns the first error that the table store (Config.Tables)
 // returned to a lookup, through any of Near, AppendNear, Has and
 // AppendNearErr, or nil. A lookup that fails returns the matches found
 // before the error (so Has may report false); Err tells that this

@@ -13,35 +13,35 @@ import (
 )
 
 func TestTablesOptions(t *testing.T) {
-	if _, err := NewIndex(Options{Store: &MemoryStore{}, Tables: &MemoryTables{}}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := NewIndex(Config{Store: &MemoryStore{}, Tables: &MemoryTables{}}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("Store and Tables: err = %v", err)
 	}
 	store := &MemoryTables{}
-	ix, err := NewIndex(Options{K: 3, Tables: store})
+	ix, err := NewIndex(Config{K: 3, Tables: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Reopening an empty store with other options is refused too: the
 	// layout is recorded when the store is first opened.
-	if _, err := NewIndex(Options{K: 2, Tables: store}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := NewIndex(Config{K: 2, Tables: store}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("other K on an empty store: err = %v", err)
 	}
 	if err := ix.Add(1, 1); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []Options{{K: 4}, {K: 3, Blocks: 5}} {
+	for _, o := range []Config{{K: 4}, {K: 3, Blocks: 5}} {
 		o.Tables = store
-		if _, err := NewIndex(o); !errors.Is(err, ErrInvalidOptions) {
+		if _, err := NewIndex(o); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("reopen with %+v: err = %v", o, err)
 		}
 	}
-	if _, err := NewIndex(Options{K: 3, Blocks: 6, Tables: store}); err != nil {
+	if _, err := NewIndex(Config{K: 3, Blocks: 6, Tables: store}); err != nil {
 		t.Fatalf("reopen with the defaults spelt out: %v", err)
 	}
 	// Entries without a layout record (not written by an Index).
 	foreign := &MemoryTables{}
 	foreign.PutRows([]Row{{Table: 0, Key: 1, Fingerprint: 1, ID: 1}})
-	if _, err := NewIndex(Options{Tables: foreign}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := NewIndex(Config{Tables: foreign}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("store without layout: err = %v", err)
 	}
 	// A store written with fingerprints of another version: the layout
@@ -49,7 +49,7 @@ func TestTablesOptions(t *testing.T) {
 	old := &MemoryTables{}
 	old.PutRows([]Row{{Table: layoutTable, Fingerprint: 3<<8 | 6, ID: layoutVersion}, {Table: 0, Key: 1, Fingerprint: 1, ID: 1}})
 	var ve *VersionError
-	if _, err := NewIndex(Options{Tables: old}); !errors.Is(err, ErrVersionMismatch) || !errors.As(err, &ve) || ve.Stored != 1 || ve.Current != Version {
+	if _, err := NewIndex(Config{Tables: old}); !errors.Is(err, ErrVersionMismatch) || !errors.As(err, &ve) || ve.Stored != 1 || ve.Current != Version {
 		t.Fatalf("store of version 1: err = %v", err)
 	}
 	st := ix.Stats()
@@ -108,13 +108,13 @@ func (f *failingTables) set(put, scan bool) {
 
 func TestTablesStoreErrors(t *testing.T) {
 	for _, f := range []*failingTables{{failCount: true}, {failLayout: true}, {failScan: true}} {
-		if _, err := NewIndex(Options{Tables: f}); !errors.Is(err, errBroken) {
+		if _, err := NewIndex(Config{Tables: f}); !errors.Is(err, errBroken) {
 			t.Errorf("NewIndex with %+v: err = %v", f, err)
 		}
 	}
 
 	f := &failingTables{}
-	ix, err := NewIndex(Options{Tables: f})
+	ix, err := NewIndex(Config{Tables: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestTablesStoreErrors(t *testing.T) {
 	}
 
 	// Without a table store there is nothing to fail.
-	mem, _ := NewIndex(Options{})
+	mem, _ := NewIndex(Config{})
 	if _, err := mem.AppendNearErr(nil, 1); err != nil || mem.Err() != nil {
 		t.Fatalf("in memory: %v, %v", err, mem.Err())
 	}
@@ -161,7 +161,7 @@ func TestTablesStoreErrors(t *testing.T) {
 
 func BenchmarkTablesMemory(b *testing.B) {
 	entries := randomEntries(100_000)
-	ix, err := NewIndex(Options{Tables: &MemoryTables{}})
+	ix, err := NewIndex(Config{Tables: &MemoryTables{}})
 	if err != nil {
 		b.Fatal(err)
 	}

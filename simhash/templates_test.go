@@ -72,7 +72,7 @@ func htmlFingerprint(t testing.TB, f Fingerprinter, page string) uint64 {
 // it reports, and the smallest distance between any two of fps.
 func nearPairs(t *testing.T, fps []uint64) (pairs [][2]int, minDist int) {
 	t.Helper()
-	ix, err := NewIndex(Options{K: 3})
+	ix, err := NewIndex(Config{K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

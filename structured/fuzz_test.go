@@ -29,7 +29,7 @@ func FuzzJSONLD(f *testing.F) {
 	for _, s := range jsonSeeds {
 		f.Add([]byte(s))
 	}
-	opts := &Options{MaxItems: 50, MaxProperties: 200, MaxDepth: 8, MaxStringBytes: 64, MaxBlockBytes: 4096}
+	opts := &Config{MaxItems: 50, MaxProperties: 200, MaxDepth: 8, MaxStringBytes: 64, MaxBlockBytes: 4096}
 	f.Fuzz(func(t *testing.T, block []byte) {
 		d := opts.FromNode(scriptDoc(block), "http://ex.test/a/b")
 		if len(d.JSONLD) != 1 {
@@ -101,7 +101,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	opts := &Options{MaxInputBytes: 1 << 16, MaxBlocks: 4, MaxItems: 50, MaxProperties: 200, MaxDepth: 6, MaxStringBytes: 64, MaxMeta: 20, MaxBlockBytes: 2048}
+	opts := &Config{MaxInputBytes: 1 << 16, MaxBlocks: 4, MaxItems: 50, MaxProperties: 200, MaxDepth: 6, MaxStringBytes: 64, MaxMeta: 20, MaxBlockBytes: 2048}
 	f.Fuzz(func(t *testing.T, page []byte) {
 		d := opts.ParseBytes(page, "http://ex.test/a/b")
 		for _, b := range d.JSONLD {
@@ -117,7 +117,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // checkLimits fails t if d holds more than opts allow.
-func checkLimits(t *testing.T, d *Data, opts *Options) {
+func checkLimits(t *testing.T, d *Data, opts *Config) {
 	t.Helper()
 	items, props := 0, 0
 	str := func(s string) {

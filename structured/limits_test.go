@@ -41,31 +41,31 @@ func TestLimits(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		page  string
-		opts  Options
+		opts  Config
 		limit string
 		check func(*Data) bool
 	}{
-		{"deep JSON", ld(`{"a":` + nested(100000, "[", "]") + `,"b":1}`), Options{}, "MaxDepth",
+		{"deep JSON", ld(`{"a":` + nested(100000, "[", "]") + `,"b":1}`), Config{}, "MaxDepth",
 			func(d *Data) bool { return d.JSONLD[0].Items[0].String("b") == "1" }},
-		{"deep JSON cut short", ld(strings.Repeat(`{"a":`, 200000)), Options{}, "MaxDepth", nil},
-		{"deep microdata", `<div itemscope>` + nested(500, `<div itemscope itemprop=p>`, `</div>`), Options{}, "MaxDepth",
+		{"deep JSON cut short", ld(strings.Repeat(`{"a":`, 200000)), Config{}, "MaxDepth", nil},
+		{"deep microdata", `<div itemscope>` + nested(500, `<div itemscope itemprop=p>`, `</div>`), Config{}, "MaxDepth",
 			func(d *Data) bool { return d.Microdata[0].Item("p") != nil }},
-		{"items", many.String(), Options{MaxItems: 1000}, "MaxItems",
+		{"items", many.String(), Config{MaxItems: 1000}, "MaxItems",
 			func(d *Data) bool { return len(d.Microdata) == 1000 }},
-		{"properties", ld(`{"a":[` + strings.Repeat(`1,`, 100000) + `1]}`), Options{}, "MaxProperties",
+		{"properties", ld(`{"a":[` + strings.Repeat(`1,`, 100000) + `1]}`), Config{}, "MaxProperties",
 			func(d *Data) bool { return len(d.JSONLD[0].Items[0].Values("a")) == DefaultMaxProperties }},
-		{"long JSON string", ld(`{"a":"` + strings.Repeat("é", 100000) + `"}`), Options{}, "MaxStringBytes",
+		{"long JSON string", ld(`{"a":"` + strings.Repeat("é", 100000) + `"}`), Config{}, "MaxStringBytes",
 			func(d *Data) bool { return len(d.JSONLD[0].Items[0].String("a")) == DefaultMaxStringBytes }},
-		{"long text", `<p itemscope><b itemprop=a>` + strings.Repeat("word ", 100000) + `</b>`, Options{}, "MaxStringBytes", nil},
-		{"blocks", strings.Repeat(ld(`{}`), 100), Options{}, "MaxBlocks",
+		{"long text", `<p itemscope><b itemprop=a>` + strings.Repeat("word ", 100000) + `</b>`, Config{}, "MaxStringBytes", nil},
+		{"blocks", strings.Repeat(ld(`{}`), 100), Config{}, "MaxBlocks",
 			func(d *Data) bool { return len(d.JSONLD) == DefaultMaxBlocks }},
-		{"block bytes", ld(`{"a":"b", "c":"` + strings.Repeat("x", 2<<20) + `"}`), Options{}, "MaxBlockBytes",
+		{"block bytes", ld(`{"a":"b", "c":"` + strings.Repeat("x", 2<<20) + `"}`), Config{}, "MaxBlockBytes",
 			func(d *Data) bool { return d.JSONLD[0].Items[0].String("a") == "b" && d.JSONLD[0].Raw != nil }},
-		{"meta", strings.Repeat(`<meta property="og:image" content="x">`, 2000), Options{}, "MaxMeta",
+		{"meta", strings.Repeat(`<meta property="og:image" content="x">`, 2000), Config{}, "MaxMeta",
 			func(d *Data) bool { return len(d.OpenGraph.Meta) == DefaultMaxMeta }},
-		{"input", `<meta property="og:title" content="t">` + strings.Repeat("<p>x</p>", 1000), Options{MaxInputBytes: 100}, "page longer",
+		{"input", `<meta property="og:title" content="t">` + strings.Repeat("<p>x</p>", 1000), Config{MaxInputBytes: 100}, "page longer",
 			func(d *Data) bool { return d.OpenGraph.Get("og:title") == "t" }},
-		{"itemref work", refs.String(), Options{}, "MicrodataVisitsPerNode", nil},
+		{"itemref work", refs.String(), Config{}, "MicrodataVisitsPerNode", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.opts.ParseBytes([]byte(c.page), "http://ex.test/")

@@ -23,7 +23,7 @@
 // the property helpers compare local names ("Product" matches
 // "https://schema.org/Product").
 //
-// Everything is bounded by Options: the bytes read, the blocks, items,
+// Everything is bounded by Config: the bytes read, the blocks, items,
 // property values, the nesting depth of JSON and of microdata items, the
 // length of strings, and the work spent on microdata's text values. Hostile
 // input cannot make a parse panic, recurse without bound or allocate more
@@ -44,7 +44,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// Default limits, used where an Options field is zero.
+// Default limits, used where an Config field is zero.
 const (
 	DefaultMaxInputBytes  = 16 << 20 // HTML read by Parse
 	DefaultMaxBlocks      = 64       // JSON-LD blocks per page
@@ -61,12 +61,12 @@ var (
 	// ErrMalformed reports a JSON-LD block that is not valid JSON as
 	// written. Block.Raw holds what could be recovered, if anything.
 	ErrMalformed = errors.New("structured: malformed JSON-LD")
-	// ErrLimit reports that a limit of Options cut something short.
+	// ErrLimit reports that a limit of Config cut something short.
 	ErrLimit = errors.New("structured: limit reached")
 )
 
-// Options bounds a parse. The zero value uses the defaults.
-type Options struct {
+// Config bounds a parse. The zero value uses the defaults.
+type Config struct {
 	// MaxInputBytes bounds the HTML Parse and ParseBytes read; the rest
 	// of a longer page is ignored.
 	MaxInputBytes int
@@ -86,8 +86,8 @@ type Options struct {
 	MaxMeta int
 }
 
-func (o *Options) withDefaults() Options {
-	var r Options
+func (o *Config) withDefaults() Config {
+	var r Config
 	if o != nil {
 		r = *o
 	}
@@ -210,22 +210,22 @@ func (d *Data) MarshalJSON() ([]byte, error) {
 // http(s) URL, is the base for relative URLs (with the page's <base>).
 // The error is the reader's; what the page gets wrong is reported in Data.
 func Parse(r io.Reader, pageURL string) (*Data, error) {
-	return (*Options)(nil).Parse(r, pageURL)
+	return (*Config)(nil).Parse(r, pageURL)
 }
 
 // ParseBytes is Parse for a body in memory.
 func ParseBytes(body []byte, pageURL string) *Data {
-	return (*Options)(nil).ParseBytes(body, pageURL)
+	return (*Config)(nil).ParseBytes(body, pageURL)
 }
 
 // FromNode reads the structured data of a parsed document (the node
 // html.Parse returns, or a goquery Document's Nodes[0]).
 func FromNode(doc *html.Node, pageURL string) *Data {
-	return (*Options)(nil).FromNode(doc, pageURL)
+	return (*Config)(nil).FromNode(doc, pageURL)
 }
 
 // Parse is the package's Parse with o's limits.
-func (o *Options) Parse(r io.Reader, pageURL string) (*Data, error) {
+func (o *Config) Parse(r io.Reader, pageURL string) (*Data, error) {
 	opts := o.withDefaults()
 	body, err := io.ReadAll(io.LimitReader(r, int64(opts.MaxInputBytes)+1))
 	if err != nil {
@@ -235,7 +235,7 @@ func (o *Options) Parse(r io.Reader, pageURL string) (*Data, error) {
 }
 
 // ParseBytes is the package's ParseBytes with o's limits.
-func (o *Options) ParseBytes(body []byte, pageURL string) *Data {
+func (o *Config) ParseBytes(body []byte, pageURL string) *Data {
 	opts := o.withDefaults()
 	var cut error
 	if len(body) > opts.MaxInputBytes {
@@ -252,7 +252,7 @@ func (o *Options) ParseBytes(body []byte, pageURL string) *Data {
 }
 
 // FromNode is the package's FromNode with o's limits.
-func (o *Options) FromNode(doc *html.Node, pageURL string) *Data {
+func (o *Config) FromNode(doc *html.Node, pageURL string) *Data {
 	p := &parser{opts: o.withDefaults(), data: &Data{}}
 	if isHTTPURL(pageURL) {
 		p.base = pageURL
@@ -266,7 +266,7 @@ func (o *Options) FromNode(doc *html.Node, pageURL string) *Data {
 // parser holds one page's parse: the limits, the counts against them, and
 // the result.
 type parser struct {
-	opts Options
+	opts Config
 	base string // absolute http(s) base URL, or ""
 	data *Data
 

@@ -16,7 +16,7 @@ var benchCorpus = urlcorpus.Generate(1, 10000)
 func BenchmarkNormalize(b *testing.B) {
 	for _, p := range []struct {
 		name string
-		o    *Options
+		o    *Config
 	}{{"Crawler", profile(Crawler())}, {"Safe", profile(Safe())}, {"Aggressive", profile(Aggressive())}, {"SafeBrowsing", profile(SafeBrowsing())}} {
 		b.Run(p.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -12,7 +12,7 @@ import (
 // Resolve is the engine in whatwg mode, which serializes exactly as the URL
 // Standard does and never changes what the standard keeps.
 type engine struct {
-	o      *Options
+	o      *Config
 	whatwg bool
 	maxLen int
 
@@ -30,10 +30,10 @@ type engine struct {
 
 // whatwgOptions is the (empty) option set of the Resolve engine; every
 // behaviour of that mode is keyed on engine.whatwg.
-var whatwgOptions = Options{}
+var whatwgOptions = Config{}
 
 // init prepares e for the options o.
-func (e *engine) init(o *Options) {
+func (e *engine) init(o *Config) {
 	e.o = o
 	e.whatwg = false
 	e.maxLen = o.MaxLength
@@ -631,7 +631,7 @@ func isDirectoryIndex(seg []byte) bool {
 
 // dropsParam reports whether the query or path parameter name is listed
 // in DropParams.
-func (o *Options) dropsParam(name []byte) bool {
+func (o *Config) dropsParam(name []byte) bool {
 	if len(name) == 0 {
 		return false
 	}

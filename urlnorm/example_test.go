@@ -34,7 +34,7 @@ func ExampleNormalize() {
 	// invalid: urlnorm: forbidden character ' ' in host: "http://exa mple.com/"
 }
 
-func ExampleOptions_Normalize() {
+func ExampleConfig_Normalize() {
 	aggressive := urlnorm.Aggressive()
 	n, _ := aggressive.Normalize("https://Example.com/Docs/Index.html")
 	fmt.Println(n)

@@ -27,7 +27,7 @@ func FuzzNormalize(f *testing.F) {
 	for _, s := range urlcorpus.Generate(3, 50) {
 		f.Add(s)
 	}
-	profiles := []*Options{profile(Safe()), profile(Crawler()), profile(Aggressive()), profile(SafeBrowsing())}
+	profiles := []*Config{profile(Safe()), profile(Crawler()), profile(Aggressive()), profile(SafeBrowsing())}
 	f.Fuzz(func(t *testing.T, raw string) {
 		for i, o := range profiles {
 			n1, err := o.Normalize(raw)

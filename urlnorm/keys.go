@@ -10,7 +10,7 @@ import (
 
 // hostOptions are the host and port transforms of the Crawler profile, the
 // ones Host and HostOf apply.
-var hostOptions = Options{
+var hostOptions = Config{
 	AddDefaultScheme:      true,
 	RemoveUserinfo:        true,
 	LowercaseHost:         true,

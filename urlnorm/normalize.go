@@ -11,7 +11,7 @@ import "strings"
 //
 // For the predefined profiles the result is a fixed point:
 // o.Normalize(o.Normalize(x)) returns the same string.
-func (o *Options) Normalize(rawURL string) (string, error) {
+func (o *Config) Normalize(rawURL string) (string, error) {
 	var e engine
 	e.init(o)
 	var buf [512]byte

@@ -1,6 +1,6 @@
 package urlnorm
 
-// Options is a normalization profile: a set of individual transforms, each
+// Config is a normalization profile: a set of individual transforms, each
 // off in the zero value. Normalize applies the enabled ones in a fixed order
 // (parse, host, port, path, query, fragment).
 //
@@ -17,7 +17,7 @@ package urlnorm
 //
 //	opts := urlnorm.Crawler()
 //	opts.DropParams = append(opts.DropParams, "ref")
-type Options struct {
+type Config struct {
 	// MaxLength is the longest URL, in bytes, accepted as input or produced
 	// as output; longer ones yield ErrTooLong. Zero means DefaultMaxLength;
 	// a negative value means no limit.
@@ -191,10 +191,10 @@ func DefaultDropParams() []string {
 // it converts IDN hosts to punycode, decodes escapes in the host and
 // percent-encodes characters that may not appear in a URI. It accepts
 // hierarchical URLs of any scheme.
-func Safe() Options { return safeProfile }
+func Safe() Config { return safeProfile }
 
 // safeProfile is the profile Safe returns. Never modified.
-var safeProfile = Options{
+var safeProfile = Config{
 	OtherSchemes:            true,
 	LowercaseHost:           true,
 	DecodeHostEscapes:       true,
@@ -217,7 +217,7 @@ var safeProfile = Options{
 // slashes, sorting query parameters, removing empty ones and empty
 // values, and dropping DefaultDropParams. It never changes the case of
 // the path, trailing slashes or index files.
-func Crawler() Options {
+func Crawler() Config {
 	o := crawlerProfile
 	o.DropParams = DefaultDropParams()
 	return o
@@ -225,7 +225,7 @@ func Crawler() Options {
 
 // crawlerProfile is the profile Crawler returns and Normalize uses. It is
 // never modified nor handed out (its DropParams would be shared).
-var crawlerProfile = Options{
+var crawlerProfile = Config{
 	AddDefaultScheme:        true,
 	RemoveUserinfo:          true,
 	LowercaseHost:           true,
@@ -259,7 +259,7 @@ var crawlerProfile = Options{
 // "/a", "/a/" and "/a/index.html" can be distinct pages, so this
 // profile can merge pages that differ. Use it for deduplication only
 // where that is acceptable.
-func Aggressive() Options {
+func Aggressive() Config {
 	o := Crawler()
 	o.LowercasePath, o.RemoveTrailingSlash, o.RemoveDirectoryIndex = true, true, true
 	return o
@@ -272,10 +272,10 @@ func Aggressive() Options {
 // collapse dots in the host; drop port and userinfo; resolve dot
 // segments and collapse slashes in the path (not in the query); add
 // "http://" when missing; keep an empty query.
-func SafeBrowsing() Options { return safeBrowsingProfile }
+func SafeBrowsing() Config { return safeBrowsingProfile }
 
 // safeBrowsingProfile is the profile SafeBrowsing returns. Never modified.
-var safeBrowsingProfile = Options{
+var safeBrowsingProfile = Config{
 	AddDefaultScheme:          true,
 	RepeatedUnescape:          true,
 	RemoveUserinfo:            true,

@@ -11,7 +11,7 @@
 //     reference like "///host/x" names a host, and an empty fragment is kept.
 //
 //   - Normalize maps the many spellings of one URL to a single string, under
-//     a profile chosen by the caller. A profile is an Options value, a struct
+//     a profile chosen by the caller. A profile is an Config value, a struct
 //     of individual transforms; four are predefined, each a function
 //     returning a value of its own: Safe (RFC 3986 §6.2.2–6.2.3 only),
 //     Crawler (the default), Aggressive (opt-in; it can merge distinct
@@ -25,11 +25,11 @@
 // Invalid input yields an error that wraps ErrInvalid and says what was
 // wrong. URLs of schemes other than http and https (mailto:, javascript:,
 // data:, ...) yield ErrUnsupportedScheme, so a caller can drop such links
-// cheaply. URLs longer than Options.MaxLength (default 8 KiB) yield
+// cheaply. URLs longer than Config.MaxLength (default 8 KiB) yield
 // ErrTooLong, which also matches ErrInvalid.
 //
 // The package keeps no state between calls; every function is safe for
-// concurrent use. Do not modify an Options value while it is in use.
+// concurrent use. Do not modify an Config value while it is in use.
 package urlnorm
 
 import (
@@ -51,7 +51,7 @@ var (
 
 	// ErrUnsupportedScheme is matched by the error for a URL whose scheme
 	// is not one this package normalizes (http and https, plus other
-	// hierarchical schemes when Options.OtherSchemes is set). It does not
+	// hierarchical schemes when Config.OtherSchemes is set). It does not
 	// match ErrInvalid: "mailto:a@example.com" is a valid URL, just not one
 	// a web crawler fetches.
 	ErrUnsupportedScheme = errors.New("urlnorm: unsupported scheme")

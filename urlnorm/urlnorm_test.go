@@ -15,7 +15,7 @@ type normCase struct {
 	in, want string
 }
 
-func checkNormalize(t *testing.T, o *Options, cases []normCase) {
+func checkNormalize(t *testing.T, o *Config, cases []normCase) {
 	t.Helper()
 	for _, c := range cases {
 		got, err := o.Normalize(c.in)
@@ -240,9 +240,9 @@ func TestDotSegmentsBeforeDuplicateSlashes(t *testing.T) {
 // IPv6 literal: Safe Browsing turned ".[" into "http://[/", which it then
 // rejected.
 func TestHostBracketAfterDots(t *testing.T) {
-	www := Options{RemoveWWW: true}
+	www := Config{RemoveWWW: true}
 	for _, c := range []struct {
-		o  *Options
+		o  *Config
 		in string
 	}{
 		{profile(SafeBrowsing()), ".["},
@@ -318,23 +318,23 @@ func TestDropParamsConfigurable(t *testing.T) {
 
 func TestExplicitTransforms(t *testing.T) {
 	cases := []struct {
-		opts    Options
+		opts    Config
 		in, out string
 	}{
-		{Options{RemoveWWW: true}, "http://www.example.com/", "http://example.com/"},
-		{Options{RemoveWWW: true}, "http://www./", "http://www./"},
-		{Options{AddWWW: true}, "http://example.com/", "http://www.example.com/"},
-		{Options{AddWWW: true}, "http://10.0.0.1/", "http://10.0.0.1/"},
-		{Options{ForceHTTP: true, RemoveDefaultPort: true}, "https://example.com:443/", "http://example.com/"},
-		{Options{RemovePort: true}, "http://example.com:8080/", "http://example.com/"},
-		{Options{AddTrailingSlash: true}, "http://example.com/a?q", "http://example.com/a/?q"},
-		{Options{RemoveDuplicateSlashes: true}, "http://example.com//a///b//", "http://example.com/a/b/"},
-		{Options{RemoveEmptyParams: true}, "http://example.com/?&a=1&&=2&", "http://example.com/?a=1"},
-		{Options{RemoveEmptyParamValue: true}, "http://example.com/?a=&b==", "http://example.com/?a&b=="},
-		{Options{RemoveUnnecessaryHostDots: true}, "http://..www..example.com../", "http://www.example.com/"},
-		{Options{EscapeStrayPercent: true}, "http://example.com/100%/%zz%4", "http://example.com/100%25/%25zz%254"},
-		{Options{LowercasePath: true, UppercaseEscapes: true}, "http://example.com/A%2fB", "http://example.com/a%2Fb"},
-		{Options{}, "HTTP://Example.COM:80/%7e/./?#", "http://Example.COM:80/%7e/./?#"},
+		{Config{RemoveWWW: true}, "http://www.example.com/", "http://example.com/"},
+		{Config{RemoveWWW: true}, "http://www./", "http://www./"},
+		{Config{AddWWW: true}, "http://example.com/", "http://www.example.com/"},
+		{Config{AddWWW: true}, "http://10.0.0.1/", "http://10.0.0.1/"},
+		{Config{ForceHTTP: true, RemoveDefaultPort: true}, "https://example.com:443/", "http://example.com/"},
+		{Config{RemovePort: true}, "http://example.com:8080/", "http://example.com/"},
+		{Config{AddTrailingSlash: true}, "http://example.com/a?q", "http://example.com/a/?q"},
+		{Config{RemoveDuplicateSlashes: true}, "http://example.com//a///b//", "http://example.com/a/b/"},
+		{Config{RemoveEmptyParams: true}, "http://example.com/?&a=1&&=2&", "http://example.com/?a=1"},
+		{Config{RemoveEmptyParamValue: true}, "http://example.com/?a=&b==", "http://example.com/?a&b=="},
+		{Config{RemoveUnnecessaryHostDots: true}, "http://..www..example.com../", "http://www.example.com/"},
+		{Config{EscapeStrayPercent: true}, "http://example.com/100%/%zz%4", "http://example.com/100%25/%25zz%254"},
+		{Config{LowercasePath: true, UppercaseEscapes: true}, "http://example.com/A%2fB", "http://example.com/a%2Fb"},
+		{Config{}, "HTTP://Example.COM:80/%7e/./?#", "http://Example.COM:80/%7e/./?#"},
 	}
 	for _, c := range cases {
 		got, err := c.opts.Normalize(c.in)
@@ -348,7 +348,7 @@ func TestExplicitTransforms(t *testing.T) {
 // profile over the generated corpus.
 func TestIdempotent(t *testing.T) {
 	corpus := urlcorpus.Generate(42, 10000)
-	for name, o := range map[string]*Options{"Safe": profile(Safe()), "Crawler": profile(Crawler()), "Aggressive": profile(Aggressive()), "SafeBrowsing": profile(SafeBrowsing())} {
+	for name, o := range map[string]*Config{"Safe": profile(Safe()), "Crawler": profile(Crawler()), "Aggressive": profile(Aggressive()), "SafeBrowsing": profile(SafeBrowsing())} {
 		failed := 0
 		for _, u := range corpus {
 			n1, err := o.Normalize(u)
@@ -406,7 +406,7 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 // profile returns a pointer to its own copy of o, for tables of profiles.
-func profile(o Options) *Options { return &o }
+func profile(o Config) *Config { return &o }
 
 // TestProfilesAreValues checks that a profile is the caller's own value:
 // changing one, DropParams included, changes neither a later call's
@@ -417,7 +417,7 @@ func TestProfilesAreValues(t *testing.T) {
 	if err != nil || want != "http://example.com/?q=1" {
 		t.Fatalf("Normalize(%q) = %q, %v", in, want, err)
 	}
-	for name, f := range map[string]func() Options{"Safe": Safe, "Crawler": Crawler, "Aggressive": Aggressive, "SafeBrowsing": SafeBrowsing} {
+	for name, f := range map[string]func() Config{"Safe": Safe, "Crawler": Crawler, "Aggressive": Aggressive, "SafeBrowsing": SafeBrowsing} {
 		a := f()
 		a.RemoveFragment = !a.RemoveFragment
 		a.MaxLength = 1

@@ -46,7 +46,7 @@ func benchPages(n int) [][]byte {
 func BenchmarkWriteExchange(b *testing.B) {
 	pages := benchPages(64)
 	dir := b.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 256 << 20, CompressionLevel: benchLevel})
+	w, err := warc.New(warc.Config{Dir: dir, MaxFileSize: 256 << 20, CompressionLevel: benchLevel})
 	if err != nil {
 		b.Fatal(err)
 	}

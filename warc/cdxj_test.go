@@ -15,13 +15,13 @@ import (
 	"github.com/crawlkit/crawlkit/warc"
 )
 
-// TestIndexLocatesRecords: with Options.Index each finished file has a
+// TestIndexLocatesRecords: with Config.Index each finished file has a
 // CDXJ index beside it, sorted, with one line per response or revisit
 // record whose offset and length locate that record, and the fields pywb
 // and warcio write.
 func TestIndexLocatesRecords(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 2 << 10, Now: fixedNow, Index: true})
+	w, err := warc.New(warc.Config{Dir: dir, MaxFileSize: 2 << 10, Now: fixedNow, Index: true})
 	if err != nil {
 		t.Fatal(err)
 	}

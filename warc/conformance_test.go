@@ -171,7 +171,7 @@ func httpHead(t *testing.T, block []byte) (string, http.Header, []byte) {
 // records, and that each recorded HTTP response describes the body stored.
 func TestRecordsConformToWARC11(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 4 << 10, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, MaxFileSize: 4 << 10, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestRecordsConformToWARC11(t *testing.T) {
 // say).
 func TestNotModifiedRevisitHasNoPayloadDigest(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestNotModifiedRevisitHasNoPayloadDigest(t *testing.T) {
 // have got; the recorded head must not claim 0.
 func TestNoContentResponsesKeepTheirContentLength(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestNoContentResponsesKeepTheirContentLength(t *testing.T) {
 // early above all, is refused, and nothing of the exchange is written.
 func TestInvalidIPAddressRefused(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

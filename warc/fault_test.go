@@ -51,7 +51,7 @@ func (f faultyFile) Sync() error {
 	return f.File.Sync()
 }
 
-func faultyWriter(t *testing.T, opts warc.Options) (*warc.Writer, *faults) {
+func faultyWriter(t *testing.T, opts warc.Config) (*warc.Writer, *faults) {
 	t.Helper()
 	w, err := warc.New(opts)
 	if err != nil {
@@ -67,7 +67,7 @@ func faultyWriter(t *testing.T, opts warc.Options) (*warc.Writer, *faults) {
 // to a valid WARC file, and the payload is not taken as written.
 func TestWriteFailureLeavesValidFile(t *testing.T) {
 	dir := t.TempDir()
-	w, fs := faultyWriter(t, warc.Options{Dir: dir, Now: fixedNow})
+	w, fs := faultyWriter(t, warc.Config{Dir: dir, Now: fixedNow})
 	rng := rand.New(rand.NewSource(1))
 	large := string(randomBody(rng, 4000))
 	write := func(u, body string) (warc.Result, error) {
@@ -128,7 +128,7 @@ func TestWriteFailureLeavesValidFile(t *testing.T) {
 // it: the file is left unfinished and the next exchange starts a new one.
 func TestTruncateFailureAbandonsFile(t *testing.T) {
 	dir := t.TempDir()
-	w, fs := faultyWriter(t, warc.Options{Dir: dir, Now: fixedNow})
+	w, fs := faultyWriter(t, warc.Config{Dir: dir, Now: fixedNow})
 	write := func(u string) (warc.Result, error) {
 		return w.WriteExchange(&warc.Exchange{URL: u, StatusCode: 200, Body: []byte(u)})
 	}
@@ -164,7 +164,7 @@ func TestTruncateFailureAbandonsFile(t *testing.T) {
 // file: the file is removed, and the next exchange starts one.
 func TestFailedStartLeavesNoFile(t *testing.T) {
 	dir := t.TempDir()
-	w, fs := faultyWriter(t, warc.Options{Dir: dir, Now: fixedNow})
+	w, fs := faultyWriter(t, warc.Config{Dir: dir, Now: fixedNow})
 	fs.write = syscall.ENOSPC
 	if _, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/1", StatusCode: 200, Body: []byte("x")}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write on a full disk: %v, want ENOSPC", err)
@@ -187,7 +187,7 @@ func TestFailedStartLeavesNoFile(t *testing.T) {
 // TestCloseReportsSyncFailure fails syncing the file at Close.
 func TestCloseReportsSyncFailure(t *testing.T) {
 	dir := t.TempDir()
-	w, fs := faultyWriter(t, warc.Options{Dir: dir})
+	w, fs := faultyWriter(t, warc.Config{Dir: dir})
 	res, err := w.WriteExchange(&warc.Exchange{URL: "http://a.test/", StatusCode: 200, Body: []byte("x")})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestCloseReportsSyncFailure(t *testing.T) {
 // and Offset and Length delimit the response or revisit record in it.
 func TestResultLocatesRecord(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func TestWriteMetadata(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	w, err := warc.New(warc.Options{Dir: dir, Now: func() time.Time { return now }})
+	w, err := warc.New(warc.Config{Dir: dir, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 const WACZVersion = "1.1.1"
 
 // PackWACZ packages the finished WARC files in dir, with the CDXJ indexes
-// a Writer wrote beside them (Options.Index), as a WACZ file at out
+// a Writer wrote beside them (Config.Index), as a WACZ file at out
 // (WACZ 1.1.1, https://specs.webrecorder.net/wacz/1.1.1/): a zip holding
 // archive/*.warc.gz (stored, not compressed again, so replay can read
 // records at their offsets), indexes/index.cdx (the files' CDXJ lines,
@@ -31,7 +31,7 @@ const WACZVersion = "1.1.1"
 // Replay tools such as ReplayWeb.page open it as it is.
 //
 // Unfinished files (named with OpenSuffix) are left out. A WARC file
-// without an index is an error: write it with Options.Index. out is
+// without an index is an error: write it with Config.Index. out is
 // written through a temporary file, so it is either complete or absent.
 func PackWACZ(dir, out string) (err error) {
 	warcs, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
@@ -46,7 +46,7 @@ func PackWACZ(dir, out string) (err error) {
 	for _, w := range warcs {
 		data, err := os.ReadFile(indexPath(w))
 		if err != nil {
-			return fmt.Errorf("warc: packing %s: the index of %s (write it with Options.Index): %w", dir, filepath.Base(w), err)
+			return fmt.Errorf("warc: packing %s: the index of %s (write it with Config.Index): %w", dir, filepath.Base(w), err)
 		}
 		for l := range strings.Lines(string(data)) {
 			if l = strings.TrimSuffix(l, "\n"); l != "" {

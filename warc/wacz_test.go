@@ -24,7 +24,7 @@ import (
 // hashes are those of the files, itself hashed in datapackage-digest.json.
 func TestPackWACZ(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 1 << 10, Now: fixedNow, Index: true})
+	w, err := warc.New(warc.Config{Dir: dir, MaxFileSize: 1 << 10, Now: fixedNow, Index: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestPackWACZ(t *testing.T) {
 func ExamplePackWACZ() {
 	dir, _ := os.MkdirTemp("", "warc")
 	defer os.RemoveAll(dir)
-	w, _ := warc.New(warc.Options{Dir: dir, Index: true,
+	w, _ := warc.New(warc.Config{Dir: dir, Index: true,
 		Now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }})
 	w.WriteExchange(&warc.Exchange{URL: "https://example.com/", StatusCode: 200,
 		Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<p>hello</p>")})

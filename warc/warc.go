@@ -27,7 +27,7 @@
 // The package builds and encodes the records itself. Each digest is
 // computed once, over bytes already in memory; the records of an exchange
 // are built and compressed in the caller's goroutine, outside the Writer's
-// lock, at gzip level 1 by default (Options.CompressionLevel), so that
+// lock, at gzip level 1 by default (Config.CompressionLevel), so that
 // archiving keeps up with a crawl; only the revisit decision and the write
 // to the file are serialized.
 //
@@ -57,7 +57,7 @@
 // described an encoded representation of a decoded body, in which case it
 // is removed.
 //
-// With Options.Index a CDXJ index of each file is written beside it when
+// With Config.Index a CDXJ index of each file is written beside it when
 // the file is finished (NAME.cdxj for NAME.warc.gz): one line per response
 // or revisit record, sorted, with the SURT key, the 14-digit timestamp and
 // the url, mime, status, digest, length, offset and filename fields that
@@ -107,9 +107,9 @@ const defaultDigestMemory = 100_000
 // ErrClosed is returned by writes to a closed Writer.
 var ErrClosed = errors.New("warc: writer is closed")
 
-// Options configures a Writer. Dir is required; every other zero value is a
+// Config configures a Writer. Dir is required; every other zero value is a
 // usable default.
-type Options struct {
+type Config struct {
 	// Dir is the directory the files are written to. It is created if
 	// missing.
 	Dir string
@@ -218,7 +218,7 @@ type Result struct {
 // use; exchanges are written one at a time. Close it to finish the last
 // file.
 type Writer struct {
-	opts     Options
+	opts     Config
 	records  atomic.Int64
 	revisits atomic.Int64
 
@@ -234,9 +234,9 @@ type Writer struct {
 
 // New creates the directory if needed and returns a Writer. No file is
 // created until the first exchange is written.
-func New(opts Options) (*Writer, error) {
+func New(opts Config) (*Writer, error) {
 	if opts.Dir == "" {
-		return nil, errors.New("warc: Options.Dir is required")
+		return nil, errors.New("warc: Config.Dir is required")
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("warc: creating %s: %w", opts.Dir, err)
@@ -245,7 +245,7 @@ func New(opts Options) (*Writer, error) {
 		opts.Prefix = "crawlkit"
 	}
 	if strings.ContainsAny(opts.Prefix, `/\`) {
-		return nil, fmt.Errorf("warc: Options.Prefix %q must not contain a path separator", opts.Prefix)
+		return nil, fmt.Errorf("warc: Config.Prefix %q must not contain a path separator", opts.Prefix)
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize
@@ -264,7 +264,7 @@ func New(opts Options) (*Writer, error) {
 		opts.CompressionLevel = gzip.BestSpeed
 	}
 	if (opts.CompressionLevel < gzip.BestSpeed || opts.CompressionLevel > gzip.BestCompression) && opts.CompressionLevel != gzip.HuffmanOnly {
-		return nil, fmt.Errorf("warc: Options.CompressionLevel %d is not a gzip level (1 to 9, or -2)", opts.CompressionLevel)
+		return nil, fmt.Errorf("warc: Config.CompressionLevel %d is not a gzip level (1 to 9, or -2)", opts.CompressionLevel)
 	}
 	w.opts = opts
 	w.file = newFileWriter(opts.Dir, opts.Prefix, opts.Now, opts.MaxFileSize, opts.CompressionLevel, w.buildWarcinfo)
@@ -422,7 +422,7 @@ func (w *Writer) lookupDigest(digest string) (Ref, bool) {
 
 // rememberDigest remembers ref, a response record that has been written,
 // as the first copy of its payload, forgetting the least recently used
-// digest beyond Options.DigestMemory.
+// digest beyond Config.DigestMemory.
 func (w *Writer) rememberDigest(ref Ref) {
 	if _, ok := w.digests[ref.PayloadDigest]; ok {
 		return

@@ -94,7 +94,7 @@ func fixedNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 
 func TestWriteAndReadBackIndependently(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Operator: "test operator", Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Operator: "test operator", Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func gzipMembers(t *testing.T, name string) int {
 
 func TestRotationBySize(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: 8 << 10, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, MaxFileSize: 8 << 10, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,13 +300,13 @@ func TestRotationBySize(t *testing.T) {
 }
 
 func TestBadInputAndClosedWriter(t *testing.T) {
-	if _, err := warc.New(warc.Options{}); err == nil {
+	if _, err := warc.New(warc.Config{}); err == nil {
 		t.Error("New without Dir succeeded")
 	}
-	if _, err := warc.New(warc.Options{Dir: t.TempDir(), Prefix: "a/b"}); err == nil {
+	if _, err := warc.New(warc.Config{Dir: t.TempDir(), Prefix: "a/b"}); err == nil {
 		t.Error("New with a path in Prefix succeeded")
 	}
-	w, err := warc.New(warc.Options{Dir: t.TempDir()})
+	w, err := warc.New(warc.Config{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestBadInputAndClosedWriter(t *testing.T) {
 }
 
 func TestDigestMemoryIsBounded(t *testing.T) {
-	w, err := warc.New(warc.Options{Dir: t.TempDir(), DigestMemory: 2})
+	w, err := warc.New(warc.Config{Dir: t.TempDir(), DigestMemory: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func ExampleWriter() {
 	}
 	defer os.RemoveAll(dir)
 
-	w, err := warc.New(warc.Options{Dir: dir, Software: "examplebot/1.0"})
+	w, err := warc.New(warc.Config{Dir: dir, Software: "examplebot/1.0"})
 	if err != nil {
 		panic(err)
 	}
@@ -393,7 +393,7 @@ func ExampleWriter() {
 func TestConcurrentWriters(t *testing.T) {
 	var writers []*warc.Writer
 	for i := 0; i < 2; i++ {
-		w, err := warc.New(warc.Options{Dir: t.TempDir(), Prefix: fmt.Sprintf("w%d", i)})
+		w, err := warc.New(warc.Config{Dir: t.TempDir(), Prefix: fmt.Sprintf("w%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestWritersSharingADirectory(t *testing.T) {
 	}
 	newWriter := func() *warc.Writer {
 		t.Helper()
-		w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+		w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -526,7 +526,7 @@ func TestWritersSharingADirectory(t *testing.T) {
 // a record that does not exist.
 func TestFailedWriteIsNotARevisitTarget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +575,7 @@ func TestFailedWriteIsNotARevisitTarget(t *testing.T) {
 // cannot give the file its final name.
 func TestCloseReportsFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	w, err := warc.New(warc.Options{Dir: dir})
+	w, err := warc.New(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +599,7 @@ func TestCloseReportsFailure(t *testing.T) {
 func TestExchangeNeverSplitAcrossFiles(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 8 << 10
-	w, err := warc.New(warc.Options{Dir: dir, MaxFileSize: limit, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, MaxFileSize: limit, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,7 +666,7 @@ func TestExchangeNeverSplitAcrossFiles(t *testing.T) {
 // request drops the URL's userinfo.
 func TestRequestHostWithoutUserinfo(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir})
+	w, err := warc.New(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -699,7 +699,7 @@ func TestRequestHostWithoutUserinfo(t *testing.T) {
 func TestNoTemporaryFilesLeft(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	w, err := warc.New(warc.Options{Dir: dir})
+	w, err := warc.New(warc.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestWarcioReadsRecords(t *testing.T) {
 		t.Skip("needs node and WARCIO_DIR, an `npm install warcio@2.4.11` directory (scripts/warccheck.sh sets it up)")
 	}
 	out := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: out, MaxFileSize: 16 << 10, Index: true})
+	w, err := warc.New(warc.Config{Dir: out, MaxFileSize: 16 << 10, Index: true})
 	if err != nil {
 		t.Fatal(err)
 	}

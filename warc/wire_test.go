@@ -26,7 +26,7 @@ func TestWireBodyIsRecordedAsReceived(t *testing.T) {
 	encoded := gz.Bytes()
 
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestWireBodyIsRecordedAsReceived(t *testing.T) {
 // http/1.1 and no cipher suite.
 func TestPlainHTTPProtocol(t *testing.T) {
 	dir := t.TempDir()
-	w, err := warc.New(warc.Options{Dir: dir, Now: fixedNow})
+	w, err := warc.New(warc.Config{Dir: dir, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func testBehindSet(t *testing.T, open Opener) {
 	dir := t.TempDir()
 	s := openStore(t, open, dir)
 	// A loose filter, so that many answers go to the store.
-	opts := bloom.Options{Expected: 200, FalsePositiveRate: 0.3, Store: s.Keys}
+	opts := bloom.Config{Expected: 200, FalsePositiveRate: 0.3, Store: s.Keys}
 	set, err := bloom.New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -77,10 +77,10 @@
 // # Step 4: plug it in
 //
 //	s, err := customstore.OpenFileStore(filepath.Join(dir, "frontier.log"))
-//	f, err := frontier.New(frontier.Options{Store: s}) // a durable frontier
+//	f, err := frontier.New(frontier.Config{Store: s}) // a durable frontier
 //
 //	seen, err := customstore.OpenFileStore(filepath.Join(dir, "seen.log"))
-//	q, err := customstore.NewDedupQueue(frontier.Options{Store: s}, seen)
+//	q, err := customstore.NewDedupQueue(frontier.Config{Store: s}, seen)
 //	c, err := crawlkit.New(crawlkit.Config{Queue: q, ...}) // a durable Queue for the crawler
 //
 // (Use f or q, not both: two frontiers must not share a Store.) Close the

@@ -33,7 +33,7 @@ func TestFileStoreConformance(t *testing.T) {
 // It lives in one process, so every handle is the same queue.
 func TestDedupQueueConformance(t *testing.T) {
 	queuetest.Run(t, queuetest.InProcess(func(t *testing.T, cfg queuetest.Config) crawlkit.Queue {
-		q, err := customstore.NewDedupQueue(frontier.Options{
+		q, err := customstore.NewDedupQueue(frontier.Config{
 			Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
 			Schedule: cfg.Schedule,
@@ -60,7 +60,7 @@ func TestDedupQueueDurableConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := customstore.NewDedupQueue(frontier.Options{
+		q, err := customstore.NewDedupQueue(frontier.Config{
 			Store: front, Now: cfg.Now, Politeness: cfg.Politeness, LeaseTTL: cfg.LeaseTTL,
 			MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
 			Schedule: cfg.Schedule,
@@ -132,7 +132,7 @@ func openQueue(t *testing.T, dir string, now time.Time) *queueHandle {
 	if h.seen, err = customstore.OpenFileStore(filepath.Join(dir, "seen.log")); err != nil {
 		t.Fatal(err)
 	}
-	opts := frontier.Options{Store: h.front, Now: func() time.Time { return now }}
+	opts := frontier.Config{Store: h.front, Now: func() time.Time { return now }}
 	if h.q, err = customstore.NewDedupQueue(opts, h.seen); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func Example() {
 		panic(err)
 	}
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	f, _ := frontier.New(frontier.Options{Store: s})
+	f, _ := frontier.New(frontier.Config{Store: s})
 	f.AddAt(now, frontier.Entry{URL: "http://example.test/"})
 	f.Close()
 	s.Close()
@@ -232,7 +232,7 @@ func Example() {
 	// After a restart the URL is still queued.
 	s, _ = customstore.OpenFileStore(filepath.Join(dir, "frontier.log"))
 	defer s.Close()
-	f, _ = frontier.New(frontier.Options{Store: s})
+	f, _ = frontier.New(frontier.Config{Store: s})
 	defer f.Close()
 	l, _, _ := f.NextAt(now)
 	fmt.Println(l.URL)

@@ -42,7 +42,7 @@ const seenPage = 1024
 // starts as the URLs already there. With seen nil the set is kept in memory
 // only, which suits a frontier without a durable Store (opts.Store nil or a
 // MemoryStore). Whoever opened seen closes it, after closing the queue.
-func NewDedupQueue(opts frontier.Options, seen frontier.Store) (*DedupQueue, error) {
+func NewDedupQueue(opts frontier.Config, seen frontier.Store) (*DedupQueue, error) {
 	q := &DedupQueue{store: seen, seen: map[string]bool{}}
 	if seen != nil {
 		var start []byte

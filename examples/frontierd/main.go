@@ -155,18 +155,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 
-	db, err := pebble.Open(*dataDir, pebble.Options{})
+	db, err := pebble.Open(*dataDir, pebble.Config{})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	seen, err := bloom.New(bloom.Options{Store: db.SeenStore()})
+	seen, err := bloom.New(bloom.Config{Store: db.SeenStore()})
 	if err != nil {
 		return err
 	}
 	cfg := httpapi.Config{
 		Token:        tok,
-		Frontier:     frontier.Options{Store: db.Frontier(), Bands: *bands, LeaseTTL: *leaseTTL},
+		Frontier:     frontier.Config{Store: db.Frontier(), Bands: *bands, LeaseTTL: *leaseTTL},
 		Delay:        *delay,
 		Seen:         seen,
 		Agent:        *agent,

@@ -171,7 +171,7 @@ func openRedisDB(t *testing.T, crawl string) *redis.DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := redis.Open(ctx, redis.Options{Addr: redisAddr(), Crawl: crawl})
+	db, err := redis.Open(ctx, redis.Config{Addr: redisAddr(), Crawl: crawl})
 	if err == nil {
 		err = db.Client().Ping(ctx).Err()
 	}

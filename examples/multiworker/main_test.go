@@ -43,7 +43,7 @@ func openDB(t *testing.T, schema string) *postgres.DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := postgres.Open(ctx, dbURL(), postgres.Options{Schema: schema, MaxConns: 2})
+	db, err := postgres.Open(ctx, dbURL(), postgres.Config{Schema: schema, MaxConns: 2})
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("PostgreSQL at %s: %v (CI=true: not skipping)", dbURL(), err)

@@ -25,11 +25,11 @@ type shared struct {
 }
 
 func openPostgres(ctx context.Context, url, schema string, workers int, polite *fetch.Politeness, leaseTTL time.Duration, log *slog.Logger) (shared, error) {
-	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: int32(workers + 2)})
+	db, err := postgres.Open(ctx, url, postgres.Config{Schema: schema, MaxConns: int32(workers + 2)})
 	if err != nil {
 		return shared{}, err
 	}
-	q, err := db.Queue(postgres.QueueOptions{Politeness: polite, LeaseTTL: leaseTTL, PollInterval: 50 * time.Millisecond, Logger: log})
+	q, err := db.Queue(postgres.QueueConfig{Politeness: polite, LeaseTTL: leaseTTL, PollInterval: 50 * time.Millisecond, Logger: log})
 	if err != nil {
 		db.Close()
 		return shared{}, err
@@ -39,11 +39,11 @@ func openPostgres(ctx context.Context, url, schema string, workers int, polite *
 }
 
 func openRedis(ctx context.Context, addr, crawl string, workers int, polite *fetch.Politeness, leaseTTL time.Duration, log *slog.Logger) (shared, error) {
-	db, err := redis.Open(ctx, redis.Options{Addr: addr, Crawl: crawl, PoolSize: workers + 2, Logger: log})
+	db, err := redis.Open(ctx, redis.Config{Addr: addr, Crawl: crawl, PoolSize: workers + 2, Logger: log})
 	if err != nil {
 		return shared{}, err
 	}
-	q, err := db.Queue(redis.QueueOptions{Politeness: polite, LeaseTTL: leaseTTL, PollInterval: 50 * time.Millisecond, Logger: log})
+	q, err := db.Queue(redis.QueueConfig{Politeness: polite, LeaseTTL: leaseTTL, PollInterval: 50 * time.Millisecond, Logger: log})
 	if err != nil {
 		db.Close()
 		return shared{}, err

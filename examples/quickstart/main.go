@@ -156,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if dir == "" {
 			dir = filepath.Join(*dataDir, "warc")
 		}
-		sink, err := crawlkit.NewWARCSink(warc.Options{Dir: dir, Software: "crawlkit quickstart", Index: true})
+		sink, err := crawlkit.NewWARCSink(warc.Config{Dir: dir, Software: "crawlkit quickstart", Index: true})
 		if err != nil {
 			return err
 		}

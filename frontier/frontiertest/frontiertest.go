@@ -452,7 +452,7 @@ func testStoreDurable(t *testing.T, open Opener) {
 // clock is the scenarios' fake time.
 var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newFrontier(t *testing.T, s frontier.Store, opts frontier.Options) *frontier.Frontier {
+func newFrontier(t *testing.T, s frontier.Store, opts frontier.Config) *frontier.Frontier {
 	t.Helper()
 	opts.Store = s
 	if opts.Politeness == nil {
@@ -493,7 +493,7 @@ func drain(t *testing.T, f *frontier.Frontier, at time.Time) []*frontier.Lease {
 func testFrontierOrder(t *testing.T, open Opener) {
 	s, dir := openFresh(t, open)
 	band := frontier.PrioritizerFunc(func(e *frontier.Entry, bands int) int { return int(e.Priority) })
-	opts := frontier.Options{Bands: 3, Window: 3, Prioritizer: band, Politeness: frontier.FixedDelay(time.Second)}
+	opts := frontier.Config{Bands: 3, Window: 3, Prioritizer: band, Politeness: frontier.FixedDelay(time.Second)}
 	f := newFrontier(t, s, opts)
 	// One host, URLs added in several calls, bands interleaved.
 	var want [3][]string
@@ -574,7 +574,7 @@ func depthOf(u string) int {
 func testFrontierLeaseExpiry(t *testing.T, open Opener) {
 	s, _ := openFresh(t, open)
 	defer closeStore(t, s)
-	f := newFrontier(t, s, frontier.Options{LeaseTTL: time.Minute})
+	f := newFrontier(t, s, frontier.Config{LeaseTTL: time.Minute})
 	defer f.Close()
 	if err := f.AddAt(epoch, frontier.Entry{URL: "http://a.test/x", Host: "a.test"}); err != nil {
 		t.Fatal(err)
@@ -612,7 +612,7 @@ func testFrontierLeaseExpiry(t *testing.T, open Opener) {
 
 func testFrontierReopen(t *testing.T, open Opener) {
 	s, dir := openFresh(t, open)
-	opts := frontier.Options{Window: 2, DelayedWindow: 3, MaxAttempts: 3}
+	opts := frontier.Config{Window: 2, DelayedWindow: 3, MaxAttempts: 3}
 	f := newFrontier(t, s, opts)
 	const hosts, perHost = 7, 12
 	var entries []frontier.Entry
@@ -733,7 +733,7 @@ func checkSettlement(t *testing.T, url string, got, want frontier.Settlement) {
 // Schedule or Outcome.RecrawlAt says; a failure is final.
 func testFrontierSettlements(t *testing.T, open Opener) {
 	s, dir := openFresh(t, open)
-	opts := frontier.Options{MaxAttempts: 3, RetryBase: 10 * time.Second, RetryMax: 15 * time.Second,
+	opts := frontier.Config{MaxAttempts: 3, RetryBase: 10 * time.Second, RetryMax: 15 * time.Second,
 		Schedule: frontier.FixedInterval(time.Hour)}
 	f := newFrontier(t, s, opts)
 	urls := []string{"http://retry.test/", "http://sched.test/", "http://at.test/", "http://fail.test/"}
@@ -824,7 +824,7 @@ func orQueued(s string) string {
 func testFrontierConcurrent(t *testing.T, open Opener) {
 	s, _ := openFresh(t, open)
 	defer closeStore(t, s)
-	f := newFrontier(t, s, frontier.Options{Window: 4, MaxLeasesPerHost: 2})
+	f := newFrontier(t, s, frontier.Config{Window: 4, MaxLeasesPerHost: 2})
 	defer f.Close()
 	const adders, perAdder, workers = 4, 150, 6
 	const total = adders * perAdder

@@ -27,7 +27,7 @@ func batchURLs(i int) []string {
 // BenchmarkFrontierAdd is the baseline: the same URLs added to an in-memory
 // frontier directly, with no normalization, dedup, JSON or HTTP.
 func BenchmarkFrontierAdd(b *testing.B) {
-	f, err := frontier.New(frontier.Options{})
+	f, err := frontier.New(frontier.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestNewRequiresToken(t *testing.T) {
 		t.Fatalf("New with a bad agent: %v, want ErrConfig", err)
 	}
 	for _, bands := range []int{-1, 17} {
-		if _, err := httpapi.New(httpapi.Config{Token: "x", Frontier: frontier.Options{Bands: bands}}); !errors.Is(err, httpapi.ErrConfig) {
+		if _, err := httpapi.New(httpapi.Config{Token: "x", Frontier: frontier.Config{Bands: bands}}); !errors.Is(err, httpapi.ErrConfig) {
 			t.Fatalf("New with %d bands: %v, want ErrConfig", bands, err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestSubmit(t *testing.T) {
 func TestLeaseSettleAndPoliteness(t *testing.T) {
 	clk := newClock()
 	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: 10 * time.Second,
-		Frontier: frontier.Options{RetryBase: time.Minute, RetryMax: time.Hour}})
+		Frontier: frontier.Config{RetryBase: time.Minute, RetryMax: time.Hour}})
 	ctx := context.Background()
 	submit(t, c, "http://a.test/1", "http://a.test/2", "http://b.test/1")
 	l, err := c.Next(ctx, "w1", 10, 0)
@@ -548,7 +548,7 @@ func TestRobotsOutageKeepsAttempts(t *testing.T) {
 	cache := robots.NewCache(robots.Config{Client: site.Client(), UserAgent: "crawlkit/1.0", Now: clk.Now,
 		MinRetry: time.Minute, MaxRetry: time.Minute})
 	s, c, _ := newService(t, httpapi.Config{Robots: cache, Now: clk.Now, Delay: -1,
-		Frontier: frontier.Options{MaxAttempts: 2}})
+		Frontier: frontier.Config{MaxAttempts: 2}})
 	ctx := context.Background()
 	page := site.URL + "/page"
 	if r := submit(t, c, page); r.Accepted != 1 || r.Results[0].Normalized != page {
@@ -665,7 +665,7 @@ func TestRetryAfterOutlastingLease(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock()
-			s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Frontier: frontier.Options{LeaseTTL: time.Minute}})
+			s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Frontier: frontier.Config{LeaseTTL: time.Minute}})
 			submit(t, c, "http://a.test/1", "http://a.test/2")
 			ctx := context.Background()
 			l, err := c.Next(ctx, "w1", 1, 0)
@@ -713,7 +713,7 @@ func TestRetryAfterBlocksBeforeSettling(t *testing.T) {
 	clk := newClock()
 	store := &hookStore{MemoryStore: frontier.NewMemoryStore()}
 	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1,
-		Frontier: frontier.Options{Store: store, MaxLeasesPerHost: 2}})
+		Frontier: frontier.Config{Store: store, MaxLeasesPerHost: 2}})
 	submit(t, c, "http://a.test/1", "http://a.test/2")
 	ctx := context.Background()
 	l, err := c.Next(ctx, "w1", 1, 0)
@@ -783,7 +783,7 @@ func TestHeadMethod(t *testing.T) {
 func TestResultsReportSettlement(t *testing.T) {
 	clk := newClock()
 	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1,
-		Frontier: frontier.Options{MaxAttempts: 2, RetryBase: time.Minute, Schedule: frontier.FixedInterval(time.Hour)}})
+		Frontier: frontier.Config{MaxAttempts: 2, RetryBase: time.Minute, Schedule: frontier.FixedInterval(time.Hour)}})
 	ctx := context.Background()
 	submit(t, c, "http://a.test/", "http://b.test/")
 	settle := func(url string, r httpapi.Result) httpapi.ResultStatus {

@@ -81,11 +81,11 @@ func child(t *testing.T, role string, env ...string) (*exec.Cmd, *bufio.Reader) 
 
 // openService opens a durable service on the Pebble store in dir.
 func openService(dir string, cfg httpapi.Config) (*httpapi.Server, *ckpebble.DB, error) {
-	db, err := ckpebble.Open(dir, ckpebble.Options{})
+	db, err := ckpebble.Open(dir, ckpebble.Config{})
 	if err != nil {
 		return nil, nil, err
 	}
-	seen, err := bloom.New(bloom.Options{Store: db.SeenStore()})
+	seen, err := bloom.New(bloom.Config{Store: db.SeenStore()})
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -365,7 +365,7 @@ func TestTwoWorkerProcesses(t *testing.T) {
 		UnreachableLimit: 300 * time.Millisecond, Fallback: robots.FallbackDisallowAll})
 	s, err := httpapi.New(httpapi.Config{
 		Token: token, Robots: cache, Traps: trap.New(trap.Config{}), Delay: -1,
-		Frontier: frontier.Options{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond},
+		Frontier: frontier.Config{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestMadeUpLeaseBlocksNothing(t *testing.T) {
 // Retry-After, but only for the hosts of its own URLs.
 func TestExpiredLeaseBlocksOnlyItsHosts(t *testing.T) {
 	clk := newClock()
-	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1, Frontier: frontier.Options{LeaseTTL: time.Minute}})
+	s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1, Frontier: frontier.Config{LeaseTTL: time.Minute}})
 	submit(t, c, "http://a.test/1", "http://victim.test/1")
 	ctx := context.Background()
 	l, err := c.Next(ctx, "w1", 1, 0)
@@ -130,7 +130,7 @@ func TestRecentLeaseForgottenAfterWindow(t *testing.T) {
 	const ttl = time.Minute
 	t.Run("expired", func(t *testing.T) {
 		clk := newClock()
-		s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1, Frontier: frontier.Options{LeaseTTL: ttl}})
+		s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1, Frontier: frontier.Config{LeaseTTL: ttl}})
 		submit(t, c, "http://a.test/1", "http://b.test/1")
 		ctx := context.Background()
 		l, err := c.Next(ctx, "w1", 10, 0)
@@ -146,7 +146,7 @@ func TestRecentLeaseForgottenAfterWindow(t *testing.T) {
 	})
 	t.Run("settled", func(t *testing.T) {
 		clk := newClock()
-		s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1, Frontier: frontier.Options{LeaseTTL: ttl}})
+		s, c, _ := newService(t, httpapi.Config{Now: clk.Now, Delay: -1, Frontier: frontier.Config{LeaseTTL: ttl}})
 		submit(t, c, "http://a.test/1", "http://b.test/1")
 		ctx := context.Background()
 		l, err := c.Next(ctx, "w1", 10, 0)

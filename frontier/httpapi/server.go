@@ -56,7 +56,7 @@ type Config struct {
 	// fetches of a host by Delay, raised to the host's robots.txt
 	// Crawl-delay; with a Politeness of your own, Crawl-delay is yours to
 	// apply. Options.Now is replaced by Config.Now.
-	Frontier frontier.Options
+	Frontier frontier.Config
 	// Delay is the least time between the settlement of one lease of a
 	// host and the next lease of that host, when Frontier.Politeness is
 	// nil. Zero means frontier.DefaultDelay (1 s); negative means none
@@ -69,7 +69,7 @@ type Config struct {
 	// an in-memory set.
 	Seen *bloom.Set
 	// Normalize is the normalization profile. Nil means urlnorm.Crawler().
-	Normalize *urlnorm.Options
+	Normalize *urlnorm.Config
 	// Traps, if set, rejects spider-trap URLs at submission and learns
 	// from the SimHash of fetched pages.
 	Traps *trap.Detector
@@ -120,7 +120,7 @@ type Server struct {
 	cfg      Config
 	f        *frontier.Frontier
 	seen     *bloom.Set
-	norm     *urlnorm.Options
+	norm     *urlnorm.Config
 	prio     frontier.Prioritizer
 	bands    int
 	polite   *delayPoliteness // nil with a caller's Politeness
@@ -213,7 +213,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.seen == nil {
 		// Exact: a filter false positive would refuse a new URL as known.
-		set, err := bloom.New(bloom.Options{Store: bloom.NewMemoryStore()})
+		set, err := bloom.New(bloom.Config{Store: bloom.NewMemoryStore()})
 		if err != nil {
 			return nil, fmt.Errorf("httpapi: seen set: %w", err)
 		}

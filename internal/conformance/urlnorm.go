@@ -60,7 +60,7 @@ func runURLNormCase(c urlnormCase) result {
 // urlnormProfile maps a suite profile to the urlnorm options under test.
 // For explicit-transforms cases it builds an Options value with exactly
 // the listed transforms.
-func urlnormProfile(profile string, transforms []string) (*urlnorm.Options, error) {
+func urlnormProfile(profile string, transforms []string) (*urlnorm.Config, error) {
 	switch profile {
 	case "rfc3986-safe":
 		o := urlnorm.Safe()
@@ -75,7 +75,7 @@ func urlnormProfile(profile string, transforms []string) (*urlnorm.Options, erro
 		o := urlnorm.SafeBrowsing()
 		return &o, nil
 	case "explicit-transforms":
-		var o urlnorm.Options
+		var o urlnorm.Config
 		for _, t := range transforms {
 			set, ok := urlnormTransforms[t]
 			if !ok {
@@ -92,45 +92,45 @@ func urlnormProfile(profile string, transforms []string) (*urlnorm.Options, erro
 // fields. Steps that urlnorm always performs while parsing (lower-casing
 // the scheme, trimming white space, removing tabs and newlines, validating
 // IPv6 hosts, rejecting invalid URLs) and "identity" map to nothing.
-var urlnormTransforms = map[string]func(*urlnorm.Options){
-	"add-default-scheme":           func(o *urlnorm.Options) { o.AddDefaultScheme = true },
-	"add-trailing-slash":           func(o *urlnorm.Options) { o.AddTrailingSlash = true },
-	"add-www":                      func(o *urlnorm.Options) { o.AddWWW = true },
-	"decode-dword-host":            func(o *urlnorm.Options) { o.CanonicalIPv4 = true },
-	"decode-hex-host":              func(o *urlnorm.Options) { o.CanonicalIPv4 = true },
-	"decode-octal-host":            func(o *urlnorm.Options) { o.CanonicalIPv4 = true },
-	"decode-host-escapes":          func(o *urlnorm.Options) { o.DecodeHostEscapes = true },
-	"decode-unreserved-escapes":    func(o *urlnorm.Options) { o.DecodeUnreservedEscapes = true },
-	"empty-path-to-slash":          func(o *urlnorm.Options) { o.EmptyPathToSlash = true },
-	"encode-invalid-chars":         func(o *urlnorm.Options) { o.EncodeInvalidChars = true },
-	"escape-stray-percent":         func(o *urlnorm.Options) { o.EscapeStrayPercent = true },
-	"force-http":                   func(o *urlnorm.Options) { o.ForceHTTP = true },
-	"identity":                     func(*urlnorm.Options) {},
-	"idn-to-punycode":              func(o *urlnorm.Options) { o.IDNToPunycode = true },
-	"ipv6-host":                    func(*urlnorm.Options) {},
-	"keep-empty-query":             func(*urlnorm.Options) {},
-	"lowercase-host":               func(o *urlnorm.Options) { o.LowercaseHost = true },
-	"lowercase-path":               func(o *urlnorm.Options) { o.LowercasePath = true },
-	"lowercase-scheme":             func(*urlnorm.Options) {},
-	"reject-invalid":               func(*urlnorm.Options) {},
-	"remove-default-port":          func(o *urlnorm.Options) { o.RemoveDefaultPort = true },
-	"remove-directory-index":       func(o *urlnorm.Options) { o.RemoveDirectoryIndex = true },
-	"remove-dot-segments":          func(o *urlnorm.Options) { o.RemoveDotSegments = true },
-	"remove-duplicate-slashes":     func(o *urlnorm.Options) { o.RemoveDuplicateSlashes = true },
-	"remove-empty-param-value":     func(o *urlnorm.Options) { o.RemoveEmptyParamValue = true },
-	"remove-empty-params":          func(o *urlnorm.Options) { o.RemoveEmptyParams = true },
-	"remove-empty-port":            func(o *urlnorm.Options) { o.RemoveEmptyPort = true },
-	"remove-empty-query":           func(o *urlnorm.Options) { o.RemoveEmptyQuery = true },
-	"remove-fragment":              func(o *urlnorm.Options) { o.RemoveFragment = true },
-	"remove-host-trailing-dot":     func(o *urlnorm.Options) { o.RemoveHostTrailingDot = true },
-	"remove-port":                  func(o *urlnorm.Options) { o.RemovePort = true },
-	"remove-trailing-slash":        func(o *urlnorm.Options) { o.RemoveTrailingSlash = true },
-	"remove-unnecessary-host-dots": func(o *urlnorm.Options) { o.RemoveUnnecessaryHostDots = true },
-	"remove-userinfo":              func(o *urlnorm.Options) { o.RemoveUserinfo = true },
-	"remove-www":                   func(o *urlnorm.Options) { o.RemoveWWW = true },
-	"repeated-unescape":            func(o *urlnorm.Options) { o.RepeatedUnescape = true },
-	"sort-query":                   func(o *urlnorm.Options) { o.SortQuery = true },
-	"strip-tab-cr-lf":              func(*urlnorm.Options) {},
-	"trim-whitespace":              func(*urlnorm.Options) {},
-	"uppercase-escapes":            func(o *urlnorm.Options) { o.UppercaseEscapes = true },
+var urlnormTransforms = map[string]func(*urlnorm.Config){
+	"add-default-scheme":           func(o *urlnorm.Config) { o.AddDefaultScheme = true },
+	"add-trailing-slash":           func(o *urlnorm.Config) { o.AddTrailingSlash = true },
+	"add-www":                      func(o *urlnorm.Config) { o.AddWWW = true },
+	"decode-dword-host":            func(o *urlnorm.Config) { o.CanonicalIPv4 = true },
+	"decode-hex-host":              func(o *urlnorm.Config) { o.CanonicalIPv4 = true },
+	"decode-octal-host":            func(o *urlnorm.Config) { o.CanonicalIPv4 = true },
+	"decode-host-escapes":          func(o *urlnorm.Config) { o.DecodeHostEscapes = true },
+	"decode-unreserved-escapes":    func(o *urlnorm.Config) { o.DecodeUnreservedEscapes = true },
+	"empty-path-to-slash":          func(o *urlnorm.Config) { o.EmptyPathToSlash = true },
+	"encode-invalid-chars":         func(o *urlnorm.Config) { o.EncodeInvalidChars = true },
+	"escape-stray-percent":         func(o *urlnorm.Config) { o.EscapeStrayPercent = true },
+	"force-http":                   func(o *urlnorm.Config) { o.ForceHTTP = true },
+	"identity":                     func(*urlnorm.Config) {},
+	"idn-to-punycode":              func(o *urlnorm.Config) { o.IDNToPunycode = true },
+	"ipv6-host":                    func(*urlnorm.Config) {},
+	"keep-empty-query":             func(*urlnorm.Config) {},
+	"lowercase-host":               func(o *urlnorm.Config) { o.LowercaseHost = true },
+	"lowercase-path":               func(o *urlnorm.Config) { o.LowercasePath = true },
+	"lowercase-scheme":             func(*urlnorm.Config) {},
+	"reject-invalid":               func(*urlnorm.Config) {},
+	"remove-default-port":          func(o *urlnorm.Config) { o.RemoveDefaultPort = true },
+	"remove-directory-index":       func(o *urlnorm.Config) { o.RemoveDirectoryIndex = true },
+	"remove-dot-segments":          func(o *urlnorm.Config) { o.RemoveDotSegments = true },
+	"remove-duplicate-slashes":     func(o *urlnorm.Config) { o.RemoveDuplicateSlashes = true },
+	"remove-empty-param-value":     func(o *urlnorm.Config) { o.RemoveEmptyParamValue = true },
+	"remove-empty-params":          func(o *urlnorm.Config) { o.RemoveEmptyParams = true },
+	"remove-empty-port":            func(o *urlnorm.Config) { o.RemoveEmptyPort = true },
+	"remove-empty-query":           func(o *urlnorm.Config) { o.RemoveEmptyQuery = true },
+	"remove-fragment":              func(o *urlnorm.Config) { o.RemoveFragment = true },
+	"remove-host-trailing-dot":     func(o *urlnorm.Config) { o.RemoveHostTrailingDot = true },
+	"remove-port":                  func(o *urlnorm.Config) { o.RemovePort = true },
+	"remove-trailing-slash":        func(o *urlnorm.Config) { o.RemoveTrailingSlash = true },
+	"remove-unnecessary-host-dots": func(o *urlnorm.Config) { o.RemoveUnnecessaryHostDots = true },
+	"remove-userinfo":              func(o *urlnorm.Config) { o.RemoveUserinfo = true },
+	"remove-www":                   func(o *urlnorm.Config) { o.RemoveWWW = true },
+	"repeated-unescape":            func(o *urlnorm.Config) { o.RepeatedUnescape = true },
+	"sort-query":                   func(o *urlnorm.Config) { o.SortQuery = true },
+	"strip-tab-cr-lf":              func(*urlnorm.Config) {},
+	"trim-whitespace":              func(*urlnorm.Config) {},
+	"uppercase-escapes":            func(o *urlnorm.Config) { o.UppercaseEscapes = true },
 }

@@ -114,7 +114,7 @@ type Config struct {
 	// (default DefaultSkipTypes()); an empty non-nil slice loads everything.
 	SkipTypes []string
 	// Extract configures link and text extraction from the rendered DOM.
-	Extract extract.Options
+	Extract extract.Config
 }
 
 // Browser renders pages in a headless Chromium it starts and owns. Create

@@ -33,11 +33,11 @@ func ExampleOpener() {
 		return simhashtest.Store{Tables: stores[dir]}
 	}
 
-	ix, _ := simhash.NewIndex(simhash.Options{Tables: open(nil, "crawl-1").Tables})
+	ix, _ := simhash.NewIndex(simhash.Config{Tables: open(nil, "crawl-1").Tables})
 	_ = ix.AddBatch([]simhash.Entry{{Fingerprint: 0xf0f0, ID: 1}, {Fingerprint: 0xf0f0, ID: 1}})
 
-	again, _ := simhash.NewIndex(simhash.Options{Tables: open(nil, "crawl-1").Tables})
-	other, _ := simhash.NewIndex(simhash.Options{Tables: open(nil, "crawl-2").Tables})
+	again, _ := simhash.NewIndex(simhash.Config{Tables: open(nil, "crawl-1").Tables})
+	other, _ := simhash.NewIndex(simhash.Config{Tables: open(nil, "crawl-2").Tables})
 	fmt.Println("crawl-1 reopened:", again.Len(), "entry")
 	fmt.Println("crawl-2:", other.Len(), "entries")
 	// Output:
@@ -61,7 +61,7 @@ func ExampleLinearNear() {
 		fmt.Printf("id %d at distance %d\n", m.ID, m.Distance)
 	}
 
-	ix, _ := simhash.NewIndex(simhash.Options{K: 2, Tables: &simhash.MemoryTables{}})
+	ix, _ := simhash.NewIndex(simhash.Config{K: 2, Tables: &simhash.MemoryTables{}})
 	_ = ix.AddBatch(entries)
 	got := simhashtest.SortMatches(ix.Near(q))
 	fmt.Println("index agrees:", slices.Equal(got, simhashtest.LinearNear(entries, q, 2)))

@@ -48,7 +48,7 @@
 //   - Set semantics and the recorded layout through an Index
 //     (IndexReopen): a pair added twice counts once in Len, before and
 //     after reopening; an Index with another K or Blocks is refused
-//     (simhash.ErrInvalidOptions) once the store has been opened with a
+//     (simhash.ErrInvalidConfig) once the store has been opened with a
 //     layout.
 //   - Near and Has run concurrently with Add from two goroutines
 //     (IndexConcurrent): every match is real, and an entry is found as
@@ -153,7 +153,7 @@ func reopen(t *testing.T, open Opener, dir string, s *opened) *opened {
 	return openStore(t, open, dir)
 }
 
-func newIndex(t *testing.T, opts simhash.Options) *simhash.Index {
+func newIndex(t *testing.T, opts simhash.Config) *simhash.Index {
 	t.Helper()
 	ix, err := simhash.NewIndex(opts)
 	if err != nil {
@@ -502,7 +502,7 @@ func testIndexExact(t *testing.T, open Opener) {
 			r := rand.New(rand.NewPCG(uint64(l.k), uint64(l.blocks)+100))
 			dir := t.TempDir()
 			s := openStore(t, open, dir)
-			opts := simhash.Options{K: l.k, Blocks: l.blocks, Tables: s.Tables}
+			opts := simhash.Config{K: l.k, Blocks: l.blocks, Tables: s.Tables}
 			ix := newIndex(t, opts)
 			entries := AddClusters(t, ix, r, 200)
 
@@ -552,7 +552,7 @@ func testIndexAdversarial(t *testing.T, open Opener) {
 		t.Run(fmt.Sprintf("k%d", k), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(7, uint64(k)))
 			s := openStore(t, open, t.TempDir())
-			ix := newIndex(t, simhash.Options{K: k, Tables: s.Tables})
+			ix := newIndex(t, simhash.Config{K: k, Tables: s.Tables})
 			if err := ix.AddBatch(entries); err != nil {
 				t.Fatal(err)
 			}
@@ -569,11 +569,11 @@ func testIndexAdversarial(t *testing.T, open Opener) {
 func testIndexReopen(t *testing.T, open Opener) {
 	dir := t.TempDir()
 	s := openStore(t, open, dir)
-	ix := newIndex(t, simhash.Options{Tables: s.Tables})
+	ix := newIndex(t, simhash.Config{Tables: s.Tables})
 	// The layout is recorded when the store is first opened, before any
 	// entry.
-	if _, err := simhash.NewIndex(simhash.Options{K: 2, Tables: s.Tables}); !errors.Is(err, simhash.ErrInvalidOptions) {
-		t.Fatalf("NewIndex with K=2 on a store opened with K=3: err = %v, want ErrInvalidOptions", err)
+	if _, err := simhash.NewIndex(simhash.Config{K: 2, Tables: s.Tables}); !errors.Is(err, simhash.ErrInvalidConfig) {
+		t.Fatalf("NewIndex with K=2 on a store opened with K=3: err = %v, want ErrInvalidConfig", err)
 	}
 	// A pair added twice, in one batch and in two, counts once; the same
 	// fingerprint with another id is another entry.
@@ -602,15 +602,15 @@ func testIndexReopen(t *testing.T, open Opener) {
 	checkNoErr(t, ix)
 
 	s = reopen(t, open, dir, s)
-	for _, o := range []simhash.Options{{K: 4}, {K: 3, Blocks: 5}, {K: 2, Blocks: 6}} {
+	for _, o := range []simhash.Config{{K: 4}, {K: 3, Blocks: 5}, {K: 2, Blocks: 6}} {
 		o.Tables = s.Tables
-		if _, err := simhash.NewIndex(o); !errors.Is(err, simhash.ErrInvalidOptions) {
-			t.Fatalf("reopened with K=%d Blocks=%d (written with K=3 Blocks=6): err = %v, want ErrInvalidOptions", o.K, o.Blocks, err)
+		if _, err := simhash.NewIndex(o); !errors.Is(err, simhash.ErrInvalidConfig) {
+			t.Fatalf("reopened with K=%d Blocks=%d (written with K=3 Blocks=6): err = %v, want ErrInvalidConfig", o.K, o.Blocks, err)
 		}
 	}
 	// The defaults, left zero or spelt out, are the same layout.
-	newIndex(t, simhash.Options{Tables: s.Tables})
-	ix = newIndex(t, simhash.Options{K: 3, Blocks: 6, Tables: s.Tables})
+	newIndex(t, simhash.Config{Tables: s.Tables})
+	ix = newIndex(t, simhash.Config{K: 3, Blocks: 6, Tables: s.Tables})
 	checkLen(t, ix, s.Tables, 3)
 	got, err = ix.AppendNearErr(nil, 0xff00)
 	if err != nil {
@@ -639,7 +639,7 @@ func testIndexReopen(t *testing.T, open Opener) {
 // writers (CheckConcurrent) on an Index with a table store.
 func testIndexConcurrent(t *testing.T, open Opener) {
 	s := openStore(t, open, t.TempDir())
-	ix := newIndex(t, simhash.Options{Tables: s.Tables})
+	ix := newIndex(t, simhash.Config{Tables: s.Tables})
 	r := rand.New(rand.NewPCG(9, 10))
 	fps := make([]uint64, 2000)
 	for i := range fps {
@@ -661,7 +661,7 @@ func testAfterClose(t *testing.T, open Opener) {
 		t.Skip("the Store has no Close or no ErrClosed")
 	}
 	ts, errClosed := s.Tables, s.ErrClosed
-	ix := newIndex(t, simhash.Options{Tables: ts})
+	ix := newIndex(t, simhash.Config{Tables: ts})
 	if err := ix.Add(1, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -684,7 +684,7 @@ func testAfterClose(t *testing.T, open Opener) {
 	if ix.Has(1) || !errors.Is(ix.Err(), errClosed) {
 		t.Fatalf("Index.Has after Close: Err = %v, want %v", ix.Err(), errClosed)
 	}
-	if _, err := simhash.NewIndex(simhash.Options{Tables: ts}); !errors.Is(err, errClosed) {
+	if _, err := simhash.NewIndex(simhash.Config{Tables: ts}); !errors.Is(err, errClosed) {
 		t.Fatalf("NewIndex after Close: err = %v, want %v", err, errClosed)
 	}
 }

@@ -85,7 +85,7 @@ func TestAdversarial(t *testing.T) {
 }
 
 func TestAddClusters(t *testing.T) {
-	ix, err := simhash.NewIndex(simhash.Options{K: 2, Tables: &simhash.MemoryTables{}})
+	ix, err := simhash.NewIndex(simhash.Config{K: 2, Tables: &simhash.MemoryTables{}})
 	if err != nil {
 		t.Fatal(err)
 	}

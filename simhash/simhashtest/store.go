@@ -123,7 +123,7 @@ func testEntries(t *testing.T, open EntryOpener) {
 		t.Fatalf("ForEach with fn failing at once: %d calls, error %v; want 1 call and fn's error", calls, err)
 	}
 
-	ix, err := simhash.NewIndex(simhash.Options{Store: s.Entries})
+	ix, err := simhash.NewIndex(simhash.Config{Store: s.Entries})
 	if err != nil {
 		t.Fatalf("NewIndex over the store: %v", err)
 	}

@@ -53,7 +53,7 @@ func TestCloseDuringUse(t *testing.T) {
 	ctx := context.Background()
 	for round := range 5 {
 		dir := filepath.Join(t.TempDir(), "db")
-		db, err := Open(dir, Options{NoSync: true})
+		db, err := Open(dir, Config{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestCloseDuringUse(t *testing.T) {
 			t.Fatalf("round %d failed", round)
 		}
 
-		db, err = Open(dir, Options{})
+		db, err = Open(dir, Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func TestCloseInForEach(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := Open(filepath.Join(t.TempDir(), "db"), Options{NoSync: true})
+			db, err := Open(filepath.Join(t.TempDir(), "db"), Config{NoSync: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestCloseInForEach(t *testing.T) {
 // ErrClosed instead of waiting for Close (which would deadlock), and Close
 // ends only after the scan.
 func TestCloseWaitsForScanRows(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "db"), Options{NoSync: true})
+	db, err := Open(filepath.Join(t.TempDir(), "db"), Config{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ var ErrFormatVersion = errors.New("pebble: data directory has another format ver
 // salvageHint ends every DamageError: a crawl stopped by one should tell
 // its operator what to do next, not only what is wrong.
 const salvageHint = "refusing to open it, to keep what it holds; to salvage, " +
-	"copy the directory and open the copy with Options.Salvage, or start a fresh " +
+	"copy the directory and open the copy with Config.Salvage, or start a fresh " +
 	"directory (see Salvage in the storage/pebble package doc)"
 
 // DamageError reports a damaged directory. It matches ErrDamaged.

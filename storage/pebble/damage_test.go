@@ -39,7 +39,7 @@ func writeSeen(t *testing.T, db *DB, from, to int) {
 func cleanStore(t *testing.T, flush bool) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func cleanStore(t *testing.T, flush bool) string {
 func crashImage(t *testing.T, flush bool) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func pebbleGoroutinesDown(want int) int {
 func openDamaged(t *testing.T, dir, file string) *DamageError {
 	t.Helper()
 	before := pebbleGoroutines()
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a damaged directory succeeded")
@@ -218,7 +218,7 @@ func openDamaged(t *testing.T, dir, file string) *DamageError {
 	if file != "" && de.File != file {
 		t.Errorf("DamageError.File %q, want %q (%v)", de.File, file, err)
 	}
-	if !strings.Contains(err.Error(), "Options.Salvage") || !strings.Contains(err.Error(), "fresh directory") {
+	if !strings.Contains(err.Error(), "Config.Salvage") || !strings.Contains(err.Error(), "fresh directory") {
 		t.Errorf("error gives no salvage hint: %v", err)
 	}
 	return de
@@ -271,7 +271,7 @@ func TestOpenTornWALTailRecovers(t *testing.T) {
 			starts := chunkStarts(t, wal)
 			c.tear(t, wal, starts[len(starts)-1])
 
-			db, err := Open(img, Options{})
+			db, err := Open(img, Config{})
 			if err != nil {
 				t.Fatalf("Open after a torn tail: %v", err)
 			}
@@ -384,7 +384,7 @@ func TestOpenMissingTable(t *testing.T) {
 
 func TestFormatVersion(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func TestFormatVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if db, err = Open(dir, Options{}); err != nil {
+	if db, err = Open(dir, Config{}); err != nil {
 		t.Fatalf("Open of a directory without a version: %v", err)
 	}
 	if err := db.pdb.Set(formatVersionKey, []byte("2"), cpebble.Sync); err != nil {
@@ -410,7 +410,7 @@ func TestFormatVersion(t *testing.T) {
 	db.Close()
 
 	before := pebbleGoroutines()
-	_, err = Open(dir, Options{})
+	_, err = Open(dir, Config{})
 	if after := pebbleGoroutinesDown(before); after > before {
 		t.Errorf("failed Open left %d Pebble goroutines running (%d before)", after, before)
 	}
@@ -424,7 +424,7 @@ func TestFormatVersion(t *testing.T) {
 }
 
 // TestSalvage opens a directory whose WAL is damaged in the middle with
-// Options.Salvage: the records before the damage are readable, nothing can
+// Config.Salvage: the records before the damage are readable, nothing can
 // be written, and the directory is left as it was.
 func TestSalvage(t *testing.T) {
 	img := crashImage(t, false)
@@ -442,7 +442,7 @@ func TestSalvage(t *testing.T) {
 	}
 	was := listing()
 
-	db, err := Open(img, Options{Salvage: true})
+	db, err := Open(img, Config{Salvage: true})
 	if err != nil {
 		t.Fatalf("Salvage: %v", err)
 	}
@@ -492,7 +492,7 @@ func TestCleanCloseRecordGoesStale(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, cleanCloseName)); err != nil {
 		t.Fatalf("no stale record to test with: %v", err)
 	}
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatalf("Open with a stale clean-close record: %v", err)
 	}

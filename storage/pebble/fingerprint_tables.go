@@ -32,7 +32,7 @@ var tableCountKey = []byte{prefixFingerprintTables}
 var fingerprintTablesMu sync.Mutex
 
 // FingerprintTables keeps a simhash.Index's tables on disk
-// (simhash.Options.Tables), so that the index's memory does not grow with
+// (simhash.Config.Tables), so that the index's memory does not grow with
 // the number of fingerprints.
 //
 // Each row is one Pebble key with an empty value: the prefix 0x31, the

@@ -19,7 +19,7 @@ import (
 
 func openTemp(t testing.TB, dir string) *DB {
 	t.Helper()
-	db, err := Open(dir, Options{NoSync: true})
+	db, err := Open(dir, Config{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func openTemp(t testing.TB, dir string) *DB {
 // Close closes the DB and reopening opens the directory again.
 func TestFingerprintTablesKit(t *testing.T) {
 	simhashtest.Run(t, func(t *testing.T, dir string) simhashtest.Store {
-		db, err := Open(filepath.Join(dir, "db"), Options{})
+		db, err := Open(filepath.Join(dir, "db"), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestFingerprintTablesScanBounds(t *testing.T) {
 func TestFingerprintTablesClosed(t *testing.T) {
 	db := openTemp(t, filepath.Join(t.TempDir(), "db"))
 	s := db.FingerprintTables()
-	ix, err := simhash.NewIndex(simhash.Options{Tables: s})
+	ix, err := simhash.NewIndex(simhash.Config{Tables: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestFingerprintTablesClosed(t *testing.T) {
 	if ix.Has(1) || !errors.Is(ix.Err(), ErrClosed) {
 		t.Fatalf("Has after Close: Err = %v", ix.Err())
 	}
-	if _, err := simhash.NewIndex(simhash.Options{Tables: s}); !errors.Is(err, ErrClosed) {
+	if _, err := simhash.NewIndex(simhash.Config{Tables: s}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("NewIndex after Close: %v", err)
 	}
 }
@@ -184,7 +184,7 @@ func BenchmarkFingerprintTables(b *testing.B) {
 		return int64(ms.HeapAlloc)
 	}
 	h0 := heap()
-	mem, err := simhash.NewIndex(simhash.Options{})
+	mem, err := simhash.NewIndex(simhash.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func BenchmarkFingerprintTables(b *testing.B) {
 	h1 := heap()
 	dir := filepath.Join(b.TempDir(), "db")
 	db := openTemp(b, dir)
-	disk, err := simhash.NewIndex(simhash.Options{Tables: db.FingerprintTables()})
+	disk, err := simhash.NewIndex(simhash.Config{Tables: db.FingerprintTables()})
 	if err != nil {
 		b.Fatal(err)
 	}

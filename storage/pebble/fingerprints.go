@@ -84,7 +84,7 @@ func (db *DB) checkFingerprintVersion(logger *slog.Logger) error {
 // that Open deleted because they were of another version than this
 // build's, or 0 if it deleted none. Pages fetched before are then not
 // found as near-duplicates of later ones. Open also logs it, at Warn
-// level, to Options.Logger.
+// level, to Config.Logger.
 func (db *DB) DiscardedFingerprints() int { return db.discardedVersion }
 
 // FingerprintStore persists a simhash.Index's entries: one Pebble key per

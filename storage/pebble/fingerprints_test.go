@@ -16,11 +16,11 @@ import (
 
 func TestFingerprintStoreReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{NoSync: true})
+	db, err := Open(dir, Config{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := simhash.NewIndex(simhash.Options{Store: db.FingerprintStore()})
+	ix, err := simhash.NewIndex(simhash.Config{Store: db.FingerprintStore()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +40,12 @@ func TestFingerprintStoreReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = Open(dir, Options{})
+	db, err = Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ix, err = simhash.NewIndex(simhash.Options{Store: db.FingerprintStore()})
+	ix, err = simhash.NewIndex(simhash.Config{Store: db.FingerprintStore()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestFingerprintStoreReopen(t *testing.T) {
 }
 
 func TestFingerprintStoreClosed(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
+	db, err := Open(filepath.Join(t.TempDir(), "db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestFingerprintVersionMismatch(t *testing.T) {
 		if err := db.FingerprintStore().Put([]simhash.Entry{{Fingerprint: 7, ID: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		ix, err := simhash.NewIndex(simhash.Options{Tables: db.FingerprintTables()})
+		ix, err := simhash.NewIndex(simhash.Config{Tables: db.FingerprintTables()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestFingerprintVersionMismatch(t *testing.T) {
 	db.Close()
 
 	var logged bytes.Buffer
-	db, err := Open(dir, Options{NoSync: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	db, err := Open(dir, Config{NoSync: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestFingerprintVersionMismatch(t *testing.T) {
 	}
 	// The index starts afresh on the emptied tables, with this version's
 	// layout record, and the names (not fingerprints) stay.
-	ix, err := simhash.NewIndex(simhash.Options{Tables: db.FingerprintTables()})
+	ix, err := simhash.NewIndex(simhash.Config{Tables: db.FingerprintTables()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,12 @@ func cpuTime() time.Duration {
 // an in-memory container/heap Push and Pop per URL.
 func BenchmarkFrontierPebble(b *testing.B) {
 	b.Run("pebble-synced", func(b *testing.B) {
-		db, err := Open(filepath.Join(b.TempDir(), "db"), Options{})
+		db, err := Open(filepath.Join(b.TempDir(), "db"), Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer db.Close()
-		f, err := frontier.New(frontier.Options{Store: db.Frontier(), Politeness: frontier.FixedDelay(0)})
+		f, err := frontier.New(frontier.Config{Store: db.Frontier(), Politeness: frontier.FixedDelay(0)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -167,11 +167,11 @@ func BenchmarkFrontierPebbleQueuedRSS(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		dir := filepath.Join(b.TempDir(), "db")
-		db, err := Open(dir, Options{})
+		db, err := Open(dir, Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := frontier.New(frontier.Options{Store: db.Frontier(), Politeness: frontier.FixedDelay(0)})
+		f, err := frontier.New(frontier.Config{Store: db.Frontier(), Politeness: frontier.FixedDelay(0)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -191,11 +191,11 @@ func BenchmarkFrontierPebbleQueuedRSS(b *testing.B) {
 		f.Close()
 		db.Close()
 
-		db, err = Open(dir, Options{})
+		db, err = Open(dir, Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err = frontier.New(frontier.Options{Store: db.Frontier(), Politeness: frontier.FixedDelay(0)})
+		f, err = frontier.New(frontier.Config{Store: db.Frontier(), Politeness: frontier.FixedDelay(0)})
 		if err != nil {
 			b.Fatal(err)
 		}

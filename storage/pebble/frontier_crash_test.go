@@ -44,12 +44,12 @@ func TestFrontierCrashChild(t *testing.T) {
 		t.Skip("child of TestFrontierCrash")
 	}
 	round := os.Getenv(crashRoundEnv)
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	f, err := frontier.New(frontier.Options{
+	f, err := frontier.New(frontier.Config{
 		Store:       db.Frontier(),
 		Politeness:  frontier.FixedDelay(0),
 		LeaseTTL:    time.Hour,
@@ -249,12 +249,12 @@ func crashRound(t *testing.T, dir string, round, kill int) (int, int) {
 		t.Fatalf("round %d: child did not die by SIGKILL: %v\n%s", round, err, stderr.String())
 	}
 
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatalf("round %d: reopening after kill: %v", round, err)
 	}
 	defer db.Close()
-	f, err := frontier.New(frontier.Options{Store: db.Frontier(), Politeness: frontier.FixedDelay(0), Now: time.Now})
+	f, err := frontier.New(frontier.Config{Store: db.Frontier(), Politeness: frontier.FixedDelay(0), Now: time.Now})
 	if err != nil {
 		t.Fatalf("round %d: frontier after kill: %v", round, err)
 	}

@@ -18,7 +18,7 @@ func (s ownedFrontierStore) Close() error { return s.db.Close() }
 
 func openOwnedFrontier(t *testing.T, dir string) frontier.Store {
 	t.Helper()
-	db, err := Open(filepath.Join(dir, "db"), Options{})
+	db, err := Open(filepath.Join(dir, "db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

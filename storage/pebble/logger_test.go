@@ -30,7 +30,7 @@ func (s *syncBuffer) String() string {
 // TestPebbleLogsGoToOptionsLogger checks that Pebble's own messages (a
 // write-ahead log replayed on reopening) never reach the standard logger,
 // which would print them into the program's output, and go to
-// Options.Logger at Debug level when one is given.
+// Config.Logger at Debug level when one is given.
 func TestPebbleLogsGoToOptionsLogger(t *testing.T) {
 	var std syncBuffer
 	saved := log.Writer()
@@ -38,7 +38,7 @@ func TestPebbleLogsGoToOptionsLogger(t *testing.T) {
 	t.Cleanup(func() { log.SetOutput(saved) })
 
 	dir := t.TempDir()
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestPebbleLogsGoToOptionsLogger(t *testing.T) {
 
 	var own syncBuffer
 	logger := slog.New(slog.NewTextHandler(&own, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	db, err = Open(dir, Options{Logger: logger})
+	db, err = Open(dir, Config{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +63,6 @@ func TestPebbleLogsGoToOptionsLogger(t *testing.T) {
 		t.Errorf("Pebble wrote to the standard logger:\n%s", s)
 	}
 	if s := own.String(); !strings.Contains(s, "level=DEBUG") || !strings.Contains(s, "pebble: ") {
-		t.Errorf("Options.Logger got no Pebble debug lines:\n%s", s)
+		t.Errorf("Config.Logger got no Pebble debug lines:\n%s", s)
 	}
 }

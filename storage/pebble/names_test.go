@@ -8,7 +8,7 @@ import (
 
 func TestNameStore(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestNameStore(t *testing.T) {
 	if err := ns.Put(4, "x"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Put after Close: %v", err)
 	}
-	db, err = Open(dir, Options{})
+	db, err = Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

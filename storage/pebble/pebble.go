@@ -6,7 +6,7 @@
 // Open a DB once per directory and take the component stores from it; they
 // share the engine and its write-ahead log, each under its own key prefix:
 //
-//	db, err := pebble.Open("crawl-data", pebble.Options{})
+//	db, err := pebble.Open("crawl-data", pebble.Config{})
 //	...
 //	defer db.Close()
 //
@@ -51,7 +51,7 @@
 // Damage is not repaired: Open refuses the directory so that nothing more
 // is lost. To salvage it, stop the crawl, copy the directory (cp -a; the
 // copy is what you experiment on), and open the copy with
-// Options{Salvage: true}: read-only, without the checks above, so Pebble
+// Config{Salvage: true}: read-only, without the checks above, so Pebble
 // replays each log up to its damage. Read what you need (DB.Frontier's
 // Scan, SeenStore.ForEach, FingerprintStore.ForEach, NameStore) and write
 // it into a fresh directory, or simply start a fresh directory and
@@ -97,9 +97,9 @@ var formatVersionKey = []byte{prefixMeta, 'f', 'o', 'r', 'm', 'a', 't'}
 // ErrClosed is returned by operations on a closed DB.
 var ErrClosed = errors.New("pebble: store is closed")
 
-// Options configures Open. The zero value is a durable configuration suited
+// Config configures Open. The zero value is a durable configuration suited
 // to a crawl on one node.
-type Options struct {
+type Config struct {
 	// CacheBytes is the size of Pebble's block cache. Zero means 64 MiB.
 	CacheBytes int64
 	// NoSync disables syncing the write-ahead log on acknowledged writes.
@@ -157,7 +157,7 @@ type DB struct {
 // Open opens (creating if needed) the Pebble directory dir. It fails
 // with an error matching ErrDamaged on a damaged directory and
 // ErrFormatVersion on one of another format version; see the package doc.
-func Open(dir string, opts Options) (_ *DB, err error) {
+func Open(dir string, opts Config) (_ *DB, err error) {
 	if dir == "" {
 		return nil, errors.New("pebble: Open: empty directory name")
 	}

@@ -9,7 +9,7 @@ import (
 
 func TestOpenCloseReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestOpenCloseReopen(t *testing.T) {
 		t.Fatalf("NameStore.Get after Close: %v, want ErrClosed", err)
 	}
 
-	db, err = Open(dir, Options{})
+	db, err = Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestOpenCloseReopen(t *testing.T) {
 }
 
 func TestOpenRejectsEmptyDir(t *testing.T) {
-	if _, err := Open("", Options{}); err == nil {
+	if _, err := Open("", Config{}); err == nil {
 		t.Fatal("Open(\"\") succeeded")
 	}
 }
@@ -61,7 +61,7 @@ func TestPrefixUpperBound(t *testing.T) {
 
 func TestCacheBytes(t *testing.T) {
 	for _, c := range []struct{ opt, want int64 }{{0, 64 << 20}, {-5, 64 << 20}, {8 << 20, 8 << 20}} {
-		db, err := Open(filepath.Join(t.TempDir(), "db"), Options{CacheBytes: c.opt})
+		db, err := Open(filepath.Join(t.TempDir(), "db"), Config{CacheBytes: c.opt})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func TestRobotsStoreSurvivesReopen(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	dir := filepath.Join(t.TempDir(), "db")
 
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRobotsStoreSurvivesReopen(t *testing.T) {
 	}
 
 	// A new process: a fresh cache over the reopened DB needs no fetch.
-	db, err = Open(dir, Options{})
+	db, err = Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRobotsStoreSurvivesReopen(t *testing.T) {
 }
 
 func TestRobotsStoreGetPut(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "db"), Options{NoSync: true})
+	db, err := Open(filepath.Join(t.TempDir(), "db"), Config{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,12 @@ import (
 
 func TestSeenStoreBehindBloom(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{NoSync: true})
+	db, err := Open(dir, Config{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A deliberately loose filter, so that many answers go to the store.
-	opts := bloom.Options{Expected: 500, FalsePositiveRate: 0.3, Store: db.SeenStore()}
+	opts := bloom.Config{Expected: 500, FalsePositiveRate: 0.3, Store: db.SeenStore()}
 	set, err := bloom.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestSeenStoreBehindBloom(t *testing.T) {
 	}
 
 	// Reopen: New rebuilds the filter from the store.
-	db, err = Open(dir, Options{})
+	db, err = Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSeenStoreBehindBloom(t *testing.T) {
 }
 
 func TestSeenStoreClosed(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "db"), Options{})
+	db, err := Open(filepath.Join(t.TempDir(), "db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSeenStoreClosed(t *testing.T) {
 
 func TestSeenStoreBatchesSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestSeenStoreBatchesSurviveReopen(t *testing.T) {
 	if err := db.SeenStore().AddLazy(keys); !errors.Is(err, ErrClosed) {
 		t.Fatalf("AddLazy on a closed DB: %v, want ErrClosed", err)
 	}
-	db, err = Open(dir, Options{})
+	db, err = Open(dir, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 // State records survive a reopen; a missing one is reported as such.
 func TestStateSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	db, err := pebble.Open(dir, pebble.Options{})
+	db, err := pebble.Open(dir, pebble.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestStateSurvivesReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = pebble.Open(dir, pebble.Options{})
+	db, err = pebble.Open(dir, pebble.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 func openDir(t *testing.T, dir string) *DB {
 	t.Helper()
-	db, err := Open(filepath.Join(dir, "db"), Options{})
+	db, err := Open(filepath.Join(dir, "db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

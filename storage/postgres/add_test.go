@@ -18,7 +18,7 @@ import (
 // repeating the call cannot cure.
 func TestAddRejectsUnstorableText(t *testing.T) {
 	db := openTestDB(t)
-	q, err := db.Queue(QueueOptions{NoListen: true})
+	q, err := db.Queue(QueueConfig{NoListen: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,14 +32,14 @@ func benchQueue(b *testing.B, n int, async bool) *Queue {
 	db := openTestDB(b)
 	if async {
 		// Reopen the schema with asynchronous commits.
-		adb, err := Open(context.Background(), testURL(), Options{Schema: db.Schema(), MaxConns: 8, AsyncCommit: true})
+		adb, err := Open(context.Background(), testURL(), Config{Schema: db.Schema(), MaxConns: 8, AsyncCommit: true})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(adb.Close)
 		db = adb
 	}
-	q, err := db.Queue(QueueOptions{Politeness: frontier.FixedDelay(0), LeaseTTL: time.Hour})
+	q, err := db.Queue(QueueConfig{Politeness: frontier.FixedDelay(0), LeaseTTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}

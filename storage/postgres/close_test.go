@@ -21,7 +21,7 @@ const foreachKeys = 5*forEachChunk/2 + 7
 func TestForEachHoldsNoConnection(t *testing.T) {
 	requireServer(t)
 	db := openTestDB(t)
-	one, err := Open(context.Background(), testURL(), Options{Schema: db.Schema(), MaxConns: 1})
+	one, err := Open(context.Background(), testURL(), Config{Schema: db.Schema(), MaxConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestCloseInForEach(t *testing.T) {
 		},
 	}
 	for name, walk := range walks {
-		d, err := Open(context.Background(), testURL(), Options{Schema: db.Schema(), MaxConns: 2})
+		d, err := Open(context.Background(), testURL(), Config{Schema: db.Schema(), MaxConns: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,13 +20,13 @@ func Example() {
 	if connString == "" {
 		connString = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 	}
-	db, err := postgres.Open(ctx, connString, postgres.Options{Schema: "crawlkit_example"})
+	db, err := postgres.Open(ctx, connString, postgres.Config{Schema: "crawlkit_example"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer db.DropSchema(ctx)
 
-	opts := postgres.QueueOptions{Politeness: frontier.FixedDelay(time.Second)}
+	opts := postgres.QueueConfig{Politeness: frontier.FixedDelay(time.Second)}
 	w1, _ := db.Queue(opts)
 	w2, _ := db.Queue(opts)
 	defer w1.Close()

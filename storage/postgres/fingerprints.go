@@ -101,5 +101,5 @@ func (db *DB) checkFingerprintVersion(ctx context.Context, logger *slog.Logger) 
 // that Open deleted because they were of another version than this
 // build's, or 0 if it deleted none (another process may have). Pages
 // fetched before are then not found as near-duplicates of later ones.
-// Open also logs it, at Warn level, to Options.Logger.
+// Open also logs it, at Warn level, to Config.Logger.
 func (db *DB) DiscardedFingerprints() int { return db.discardedVersion }

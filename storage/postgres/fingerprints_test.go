@@ -99,7 +99,7 @@ func newSchema(t *testing.T) string {
 
 func openSchema(t *testing.T, schema string, logger *slog.Logger) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 2, Logger: logger})
+	db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 2, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestFingerprintVersionMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 1}); !errors.Is(err, ErrSchema) {
+	if db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 1}); !errors.Is(err, ErrSchema) {
 		if err == nil {
 			db.Close()
 		}
@@ -261,7 +261,7 @@ func TestFingerprintVersionConcurrentOpens(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dbs[i], errs[i] = Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 1})
+			dbs[i], errs[i] = Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 1})
 		}()
 	}
 	wg.Wait()

@@ -13,7 +13,7 @@ import (
 // on db's schema.
 func twoProcesses(t *testing.T, db *DB) *DB {
 	t.Helper()
-	other, err := Open(context.Background(), testURL(), Options{Schema: db.Schema(), MaxConns: 2})
+	other, err := Open(context.Background(), testURL(), Config{Schema: db.Schema(), MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +36,11 @@ func listenerBackends(t *testing.T, db *DB) int {
 func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	db := openTestDB(t)
 	other := twoProcesses(t, db)
-	waiter, err := db.Queue(QueueOptions{PollInterval: time.Hour})
+	waiter, err := db.Queue(QueueConfig{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	adder, err := other.Queue(QueueOptions{})
+	adder, err := other.Queue(QueueConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 
 func TestNoListen(t *testing.T) {
 	db := openTestDB(t)
-	q, err := db.Queue(QueueOptions{NoListen: true, PollInterval: time.Millisecond})
+	q, err := db.Queue(QueueConfig{NoListen: true, PollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestNoListen(t *testing.T) {
 func TestCloseDBEndsListener(t *testing.T) {
 	db := openTestDB(t)
 	other := twoProcesses(t, db)
-	q, err := db.Queue(QueueOptions{PollInterval: time.Hour})
+	q, err := db.Queue(QueueConfig{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

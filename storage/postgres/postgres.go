@@ -19,7 +19,7 @@
 // not this build's, Open deletes the fingerprints and records the new
 // version in one transaction, under an advisory lock so that processes
 // opening at once delete them once, and reports it (DiscardedFingerprints,
-// and a warning to Options.Logger): fingerprints of different versions
+// and a warning to Config.Logger): fingerprints of different versions
 // must never be compared.
 //
 // What the DB offers:
@@ -34,7 +34,7 @@
 //     workers do not each poll: in each process one waiting Next asks the
 //     database, and an Add that queues URLs sends a notification (NOTIFY on
 //     a channel named after the schema) that wakes the waiting workers of
-//     every process at once (QueueOptions.NoListen).
+//     every process at once (QueueConfig.NoListen).
 //   - FrontierStore (frontier.Store), SeenStore (bloom.Store), FingerprintStore
 //     (simhash.Store) and RobotsStore (robots.Store), for a single-process
 //     Frontier that keeps its state in PostgreSQL.
@@ -48,7 +48,7 @@
 // database should be queryable with SQL and as durable as the database
 // (every acknowledged Add and settle is committed); on a small machine it
 // leases some hundreds of URLs a second one at a time (a commit each) and
-// over ten thousand in batches (see BENCHMARKS.md and Options.AsyncCommit). Redis (storage/redis) suits several workers that need more
+// over ten thousand in batches (see BENCHMARKS.md and Config.AsyncCommit). Redis (storage/redis) suits several workers that need more
 // leases per second than PostgreSQL gives and can accept Redis's durability
 // (set appendonly and appendfsync on the server). Beyond one database server,
 // partition the crawl by host over several nodes (the distributed example).
@@ -94,7 +94,7 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// DefaultSchema is the schema Open uses when Options.Schema is empty.
+// DefaultSchema is the schema Open uses when Config.Schema is empty.
 const DefaultSchema = "crawlkit"
 
 var (
@@ -112,8 +112,8 @@ var (
 	ErrSchema = errors.New("postgres: schema")
 )
 
-// Options configures Open.
-type Options struct {
+// Config configures Open.
+type Config struct {
 	// Schema is the schema holding the crawl's tables; one schema is one
 	// crawl. It must be a lower-case SQL identifier (letters, digits and
 	// underscores, not starting with a digit). Empty means DefaultSchema.
@@ -164,7 +164,7 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // accepts), creates the schema if needed and brings it to the current
 // version. It then discards the stored near-duplicate fingerprints if they
 // are of another simhash.Version than this build's (DiscardedFingerprints).
-func Open(ctx context.Context, connString string, opts Options) (*DB, error) {
+func Open(ctx context.Context, connString string, opts Config) (*DB, error) {
 	schema := opts.Schema
 	if schema == "" {
 		schema = DefaultSchema

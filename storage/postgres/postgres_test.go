@@ -34,7 +34,7 @@ var (
 func probeServer() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	db, err := Open(ctx, testURL(), Options{Schema: "crawlkit_probe", MaxConns: 1})
+	db, err := Open(ctx, testURL(), Config{Schema: "crawlkit_probe", MaxConns: 1})
 	if err == nil {
 		err = db.DropSchema(ctx)
 	}
@@ -65,7 +65,7 @@ func openTestDB(t testing.TB) *DB {
 	t.Helper()
 	requireServer(t)
 	schema := schemaFor(t.Name() + time.Now().String())
-	db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 8})
+	db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func openTestDB(t testing.TB) *DB {
 // dropSchema removes schema through a connection of its own.
 func dropSchema(t testing.TB, schema string) {
 	t.Helper()
-	db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 1})
+	db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 1})
 	if err != nil {
 		t.Errorf("dropping schema %s: %v", schema, err)
 		return
@@ -114,7 +114,7 @@ func TestFrontierStoreConformance(t *testing.T) {
 		mu.Lock()
 		schemas[schema] = true
 		mu.Unlock()
-		db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 4})
+		db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestFrontierStoreConformance(t *testing.T) {
 
 func TestOpenRejectsBadSchema(t *testing.T) {
 	for _, s := range []string{"Upper", "1abc", "has-dash", "x; DROP TABLE y", strings.Repeat("a", 64)} {
-		if _, err := Open(context.Background(), testURL(), Options{Schema: s}); !errors.Is(err, ErrSchema) {
+		if _, err := Open(context.Background(), testURL(), Config{Schema: s}); !errors.Is(err, ErrSchema) {
 			t.Errorf("schema %q: %v, want ErrSchema", s, err)
 		}
 	}
@@ -140,7 +140,7 @@ func TestMigrationsApplyOnceConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 1})
+			db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 1})
 			if err == nil {
 				db.Close()
 			}
@@ -153,7 +153,7 @@ func TestMigrationsApplyOnceConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 1})
+	db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestUnavailableServer(t *testing.T) {
 	// Nothing listens on port 1 of the loopback address.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := Open(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2", Options{})
+	_, err := Open(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2", Config{})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Open of a closed port: %v, want ErrUnavailable", err)
 	}

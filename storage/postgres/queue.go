@@ -16,7 +16,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// Defaults of QueueOptions.
+// Defaults of QueueConfig.
 const (
 	DefaultLeaseTTL     = 5 * time.Minute
 	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
@@ -30,9 +30,9 @@ const (
 // addChunk bounds the URLs of one INSERT statement.
 const addChunk = 4096
 
-// QueueOptions configures a Queue. The zero value is a polite queue with
+// QueueConfig configures a Queue. The zero value is a polite queue with
 // frontier.Frontier's defaults.
-type QueueOptions struct {
+type QueueConfig struct {
 	// Politeness says when a host may be contacted again after a lease on
 	// it settles. Every process sharing the crawl should pass its own
 	// *fetch.Politeness (the one given to crawlkit.Config.Politeness),
@@ -127,7 +127,7 @@ const statsMaxAge = time.Second
 // Queue returns a handle on the crawl's shared queue. Each process (or each
 // crawler) takes its own; handles on one schema share everything but their
 // Stats counters. Close the Queue before the DB.
-func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
+func (db *DB) Queue(opts QueueConfig) (*Queue, error) {
 	if db.isClosed() {
 		return nil, ErrClosed
 	}
@@ -156,7 +156,7 @@ func (b *backend) Closed() bool { return b.db.isClosed() }
 func (b *backend) Round(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
 // Add queues entries that the crawl has not seen before, reading the clock
-// from QueueOptions.Now.
+// from QueueConfig.Now.
 func (q *Queue) Add(entries ...frontier.Entry) error { return q.core.Add(entries...) }
 
 // AddAt queues the entries at time now and reports how many were new to the
@@ -321,12 +321,12 @@ func (b *backend) Lease(ctx context.Context, now time.Time, n int, expires time.
 // earliest host becomes ready, and at least every PollInterval (other
 // processes add and settle URLs); the others sleep until it finds work, it
 // stops waiting, or URLs are added (by this Queue, or by another process if
-// the listener is on: see QueueOptions.NoListen), so idle workers cost one
+// the listener is on: see QueueConfig.NoListen), so idle workers cost one
 // query per interval, not one each. Lost connections are waited out; other errors are
 // returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) { return q.core.Next(ctx) }
 
-// Done settles l with outcome o, reading the clock from QueueOptions.Now.
+// Done settles l with outcome o, reading the clock from QueueConfig.Now.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	return q.core.Done(l, o)
 }
@@ -421,7 +421,7 @@ func (b *backend) sendSettles(ctx context.Context, now time.Time, work []queueco
 	return br.Close()
 }
 
-// Extend prolongs l to ttl from now (QueueOptions.Now).
+// Extend prolongs l to ttl from now (QueueConfig.Now).
 func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error { return q.core.Extend(l, ttl) }
 
 // ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.

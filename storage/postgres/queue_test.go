@@ -14,7 +14,7 @@ func TestQueueConformance(t *testing.T) {
 		// A handle stands for a process: it has a DB of its own on the crawl.
 		db := openDB(t, dir)
 		t.Cleanup(db.Close)
-		q, err := db.Queue(QueueOptions{
+		q, err := db.Queue(QueueConfig{
 			Now:          cfg.Now,
 			Politeness:   cfg.Politeness,
 			LeaseTTL:     cfg.LeaseTTL,

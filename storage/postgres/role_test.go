@@ -42,12 +42,12 @@ func TestOpenWithoutDDLRights(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.User(role)
-	db, err := Open(ctx, u.String(), Options{Schema: admin.schema, MaxConns: 2})
+	db, err := Open(ctx, u.String(), Config{Schema: admin.schema, MaxConns: 2})
 	if err != nil {
 		t.Fatalf("Open as a role without DDL rights: %v", err)
 	}
 	defer db.Close()
-	q, err := db.Queue(QueueOptions{LeaseTTL: time.Minute})
+	q, err := db.Queue(QueueConfig{LeaseTTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

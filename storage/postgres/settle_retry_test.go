@@ -19,12 +19,12 @@ func TestSettleRetryAfterRollback(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	rr, err := Open(ctx, testURL()+"&default_transaction_isolation=repeatable%20read",
-		Options{Schema: db.Schema(), MaxConns: 2})
+		Config{Schema: db.Schema(), MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rr.Close()
-	q, err := rr.Queue(QueueOptions{NoListen: true, Politeness: frontier.FixedDelay(0)})
+	q, err := rr.Queue(QueueConfig{NoListen: true, Politeness: frontier.FixedDelay(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

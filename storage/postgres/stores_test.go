@@ -26,7 +26,7 @@ func dirOpener(t *testing.T) func(t *testing.T, dir string) *DB {
 		mu.Lock()
 		schemas[schema] = true
 		mu.Unlock()
-		db, err := Open(context.Background(), testURL(), Options{Schema: schema, MaxConns: 4})
+		db, err := Open(context.Background(), testURL(), Config{Schema: schema, MaxConns: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestFingerprintStoreKit(t *testing.T) {
 func TestQueueAfterClose(t *testing.T) {
 	db := openTestDB(t)
 	db.Close()
-	if _, err := db.Queue(QueueOptions{}); err != ErrClosed {
+	if _, err := db.Queue(QueueConfig{}); err != ErrClosed {
 		t.Fatalf("Queue after Close: %v", err)
 	}
 }

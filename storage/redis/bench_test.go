@@ -30,7 +30,7 @@ func benchEntries(n int) []frontier.Entry {
 func benchQueue(b *testing.B, n int) *Queue {
 	b.Helper()
 	db := openTestDB(b)
-	q, err := db.Queue(QueueOptions{Politeness: frontier.FixedDelay(0), LeaseTTL: time.Hour})
+	q, err := db.Queue(QueueConfig{Politeness: frontier.FixedDelay(0), LeaseTTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}

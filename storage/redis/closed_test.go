@@ -11,7 +11,7 @@ import (
 // package's ErrClosed and frontier.ErrClosed.
 func TestQueueClosedError(t *testing.T) {
 	db := openTestDB(t)
-	q, err := db.Queue(QueueOptions{})
+	q, err := db.Queue(QueueConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func TestUnreadableRecordIsDropped(t *testing.T) {
 	db := openTestDB(t)
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	q, err := db.Queue(QueueOptions{Now: clock, LeaseTTL: time.Minute, Politeness: frontier.FixedDelay(0)})
+	q, err := db.Queue(QueueConfig{Now: clock, LeaseTTL: time.Minute, Politeness: frontier.FixedDelay(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

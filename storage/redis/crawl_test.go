@@ -40,7 +40,7 @@ func TestTwoCrawlersShareOneCrawl(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range errs {
 		polite := fetch.NewPoliteness(fetch.PolitenessConfig{Delay: 40 * time.Millisecond})
-		q, err := db.Queue(QueueOptions{Politeness: polite, LeaseTTL: 10 * time.Second, PollInterval: 20 * time.Millisecond})
+		q, err := db.Queue(QueueConfig{Politeness: polite, LeaseTTL: 10 * time.Second, PollInterval: 20 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestCrawlerCountsGiveUpOfSharedQueue(t *testing.T) {
 	db := openTestDB(t)
 	const attempts = 3
 	polite := fetch.NewPoliteness(fetch.PolitenessConfig{Delay: time.Millisecond, BackoffBase: time.Millisecond})
-	q, err := db.Queue(QueueOptions{Politeness: polite, MaxAttempts: attempts, RetryBase: time.Millisecond,
+	q, err := db.Queue(QueueConfig{Politeness: polite, MaxAttempts: attempts, RetryBase: time.Millisecond,
 		RetryMax: time.Millisecond, PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -16,14 +16,14 @@ import (
 // a host waits for the host's politeness delay after the first settles.
 func Example() {
 	ctx := context.Background()
-	db, err := redis.Open(ctx, redis.Options{Addr: os.Getenv("CRAWLKIT_REDIS_ADDR"), Crawl: "example"})
+	db, err := redis.Open(ctx, redis.Config{Addr: os.Getenv("CRAWLKIT_REDIS_ADDR"), Crawl: "example"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer db.Close()
 	defer db.Drop(ctx)
 
-	opts := redis.QueueOptions{Politeness: frontier.FixedDelay(time.Second)}
+	opts := redis.QueueConfig{Politeness: frontier.FixedDelay(time.Second)}
 	w1, _ := db.Queue(opts)
 	w2, _ := db.Queue(opts)
 	defer w1.Close()

@@ -63,7 +63,7 @@ func (db *DB) fingerprintsChecked() error {
 // none were (another process may have deleted them). Open deletes them; on
 // a DB made by New, the first Put or ForEach of its FingerprintStore does.
 // Pages fetched before are then not found as near-duplicates of later
-// ones. The deletion is also logged, at Warn level, to Options.Logger.
+// ones. The deletion is also logged, at Warn level, to Config.Logger.
 func (db *DB) DiscardedFingerprints() int {
 	db.fpMu.Lock()
 	defer db.fpMu.Unlock()

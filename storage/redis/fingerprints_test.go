@@ -87,7 +87,7 @@ func seedVersion1(t *testing.T, crawl string, fps ...uint64) {
 
 func openCrawl(t *testing.T, crawl string, logger *slog.Logger) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 2, Logger: logger})
+	db, err := Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 2, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestFingerprintVersionMalformed(t *testing.T) {
 	if err := c.Set(context.Background(), "crawlkit:{"+crawl+"}:fpv", "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 1}); err == nil {
+	if db, err := Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 1}); err == nil {
 		db.Close()
 		t.Fatal("Open of a crawl with fingerprint version \"x\" succeeded")
 	}
@@ -246,7 +246,7 @@ func TestFingerprintVersionConcurrentOpens(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dbs[i], errs[i] = Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 1})
+			dbs[i], errs[i] = Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 1})
 		}()
 	}
 	wg.Wait()

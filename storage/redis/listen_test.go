@@ -55,11 +55,11 @@ func TestListenerWakesForOtherProcessAdds(t *testing.T) {
 	name := "waiter-" + crawl
 	waiterDB := namedProcess(t, crawl, name)
 	adderDB := namedProcess(t, crawl, "adder-"+crawl)
-	waiter, err := waiterDB.Queue(QueueOptions{PollInterval: time.Hour})
+	waiter, err := waiterDB.Queue(QueueConfig{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	adder, err := adderDB.Queue(QueueOptions{})
+	adder, err := adderDB.Queue(QueueConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestNoListen(t *testing.T) {
 	t.Cleanup(func() { dropCrawl(t, crawl) })
 	name := "waiter-" + crawl
 	db := namedProcess(t, crawl, name)
-	q, err := db.Queue(QueueOptions{NoListen: true, PollInterval: time.Millisecond})
+	q, err := db.Queue(QueueConfig{NoListen: true, PollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestCloseDBEndsListener(t *testing.T) {
 	name := "waiter-" + crawl
 	db := namedProcess(t, crawl, name)
 	admin := namedProcess(t, crawl, "admin-"+crawl)
-	q, err := db.Queue(QueueOptions{PollInterval: time.Hour})
+	q, err := db.Queue(QueueConfig{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

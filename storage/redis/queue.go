@@ -17,7 +17,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// Defaults of QueueOptions.
+// Defaults of QueueConfig.
 const (
 	DefaultLeaseTTL     = 5 * time.Minute
 	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
@@ -34,9 +34,9 @@ const (
 // addChunk bounds the URLs of one add script call.
 const addChunk = 1000
 
-// QueueOptions configures a Queue. The zero value is a polite queue with
+// QueueConfig configures a Queue. The zero value is a polite queue with
 // frontier.Frontier's defaults.
-type QueueOptions struct {
+type QueueConfig struct {
 	// Politeness says when a host may be contacted again after a lease on
 	// it settles. Every process sharing the crawl should pass its own
 	// *fetch.Politeness (the one given to crawlkit.Config.Politeness),
@@ -123,7 +123,7 @@ var _ queuecore.Methods = (*Queue)(nil)
 // Queue returns a handle on the crawl's shared queue. Each process (or each
 // crawler) takes its own; handles on one crawl share everything but their
 // Stats counters. Close the Queue before the DB.
-func (db *DB) Queue(opts QueueOptions) (*Queue, error) {
+func (db *DB) Queue(opts QueueConfig) (*Queue, error) {
 	if db.isClosed() {
 		return nil, ErrClosed
 	}
@@ -158,7 +158,7 @@ func (s *scriptQueue) Round(t time.Time) time.Time { return time.UnixMicro(micro
 func urlID(url string) string { return fmt.Sprintf("%016x", urlnorm.Key(url)) }
 
 // Add queues entries that the crawl has not seen before, reading the clock
-// from QueueOptions.Now.
+// from QueueConfig.Now.
 func (q *Queue) Add(entries ...frontier.Entry) error { return q.core.Add(entries...) }
 
 // AddAt queues the entries at time now and reports how many were new to the
@@ -335,12 +335,12 @@ func (s *scriptQueue) dropCorrupt(ctx context.Context, now time.Time, args []any
 // earliest host may become ready, and at least every PollInterval (other
 // processes add and settle URLs); the others sleep until it finds work, it
 // stops waiting, or URLs are added (by this Queue, or by another process if
-// the listener is on: see QueueOptions.NoListen), so idle workers cost one
+// the listener is on: see QueueConfig.NoListen), so idle workers cost one
 // script call per interval, not one each. Lost connections are waited out; other
 // errors are returned.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) { return q.core.Next(ctx) }
 
-// Done settles l with outcome o, reading the clock from QueueOptions.Now.
+// Done settles l with outcome o, reading the clock from QueueConfig.Now.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	return q.core.Done(l, o)
 }
@@ -417,7 +417,7 @@ func (s *scriptQueue) Settle(ctx context.Context, now time.Time, work []queuecor
 	return out, attempt > 1, nil
 }
 
-// Extend prolongs l to ttl from now (QueueOptions.Now).
+// Extend prolongs l to ttl from now (QueueConfig.Now).
 func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error { return q.core.Extend(l, ttl) }
 
 // ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.

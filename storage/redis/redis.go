@@ -19,7 +19,7 @@
 //     workers do not each poll: in each process one waiting Next asks the
 //     server, and the add script publishes on the crawl's "added" channel
 //     when it queues URLs, which wakes the waiting workers of every process
-//     at once (QueueOptions.NoListen).
+//     at once (QueueConfig.NoListen).
 //   - FrontierStore (frontier.Store over a sorted set read BYLEX and a hash),
 //     SeenStore (bloom.Store), FingerprintStore (simhash.Store) and
 //     RobotsStore (robots.Store).
@@ -29,7 +29,7 @@
 // build's, Open deletes the fingerprints and records the new version in
 // one script, which the server applies atomically, so that processes
 // opening at once delete them once, and reports it (DiscardedFingerprints,
-// and a warning to Options.Logger): fingerprints of different versions
+// and a warning to Config.Logger): fingerprints of different versions
 // must never be compared.
 //
 // # Choosing a store
@@ -86,7 +86,7 @@ import (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
-// DefaultCrawl is the crawl id Open uses when Options.Crawl is empty.
+// DefaultCrawl is the crawl id Open uses when Config.Crawl is empty.
 const DefaultCrawl = "crawl"
 
 var (
@@ -103,8 +103,8 @@ var (
 	ErrCrawl = errors.New("redis: invalid crawl id")
 )
 
-// Options configures Open.
-type Options struct {
+// Config configures Open.
+type Config struct {
 	// Addr is the server's host:port. Empty means 127.0.0.1:6379.
 	Addr string
 	// Username, Password and DB select the account and database.
@@ -184,7 +184,7 @@ func loadScripts() (scripts, error) {
 // Open connects to the server in opts and checks that it answers. It then
 // discards the crawl's near-duplicate fingerprints if they are of another
 // simhash.Version than this build's (DiscardedFingerprints).
-func Open(ctx context.Context, opts Options) (*DB, error) {
+func Open(ctx context.Context, opts Config) (*DB, error) {
 	addr := opts.Addr
 	if addr == "" {
 		addr = "127.0.0.1:6379"

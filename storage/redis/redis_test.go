@@ -35,7 +35,7 @@ var (
 func probeServer() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	db, err := Open(ctx, Options{Addr: testAddr(), PoolSize: 1})
+	db, err := Open(ctx, Config{Addr: testAddr(), PoolSize: 1})
 	if err == nil {
 		db.Close()
 	}
@@ -67,7 +67,7 @@ func openTestDB(t testing.TB) *DB {
 	t.Helper()
 	requireServer(t)
 	crawl := crawlFor(t.Name() + time.Now().String())
-	db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 8})
+	db, err := Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func openTestDB(t testing.TB) *DB {
 // dropCrawl deletes the keys of crawl through a connection of its own.
 func dropCrawl(t testing.TB, crawl string) {
 	t.Helper()
-	db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 1})
+	db, err := Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 1})
 	if err != nil {
 		t.Errorf("dropping crawl %s: %v", crawl, err)
 		return
@@ -114,7 +114,7 @@ func TestFrontierStoreConformance(t *testing.T) {
 		mu.Lock()
 		crawls[crawl] = true
 		mu.Unlock()
-		db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 4})
+		db, err := Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestQueueConformance(t *testing.T) {
 		// A handle stands for a process: it has a DB of its own on the crawl.
 		db := openDB(t, dir)
 		t.Cleanup(func() { db.Close() })
-		q, err := db.Queue(QueueOptions{
+		q, err := db.Queue(QueueConfig{
 			Now:          cfg.Now,
 			Politeness:   cfg.Politeness,
 			LeaseTTL:     cfg.LeaseTTL,
@@ -148,7 +148,7 @@ func TestQueueConformance(t *testing.T) {
 }
 
 func TestOpenRejectsBadCrawl(t *testing.T) {
-	if _, err := Open(context.Background(), Options{Crawl: "a{b}"}); !errors.Is(err, ErrCrawl) {
+	if _, err := Open(context.Background(), Config{Crawl: "a{b}"}); !errors.Is(err, ErrCrawl) {
 		t.Fatalf("crawl id with braces: %v, want ErrCrawl", err)
 	}
 }
@@ -157,7 +157,7 @@ func TestUnavailableServer(t *testing.T) {
 	// Nothing listens on port 1 of the loopback address.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := Open(ctx, Options{Addr: "127.0.0.1:1"})
+	_, err := Open(ctx, Config{Addr: "127.0.0.1:1"})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Open of a closed port: %v, want ErrUnavailable", err)
 	}
@@ -176,7 +176,7 @@ func TestDropKeepsOtherCrawls(t *testing.T) {
 		t.Cleanup(func() { dropCrawl(t, id) })
 	}
 	open := func(id string) *DB {
-		db, err := Open(ctx, Options{Addr: testAddr(), Crawl: id, PoolSize: 2})
+		db, err := Open(ctx, Config{Addr: testAddr(), Crawl: id, PoolSize: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ func dirOpener(t *testing.T) func(t *testing.T, dir string) *DB {
 		mu.Lock()
 		crawls[crawl] = true
 		mu.Unlock()
-		db, err := Open(context.Background(), Options{Addr: testAddr(), Crawl: crawl, PoolSize: 4})
+		db, err := Open(context.Background(), Config{Addr: testAddr(), Crawl: crawl, PoolSize: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestFingerprintStoreKit(t *testing.T) {
 func TestQueueAfterClose(t *testing.T) {
 	db := openTestDB(t)
 	db.Close()
-	if _, err := db.Queue(QueueOptions{}); err != ErrClosed {
+	if _, err := db.Queue(QueueConfig{}); err != ErrClosed {
 		t.Fatalf("Queue after Close: %v", err)
 	}
 }

@@ -43,11 +43,11 @@ func main() {
 	fmt.Printf("# %d URLs over %d hosts, batches of %d, Pebble cache %d MiB, %s, %d CPUs\n",
 		*urls, *hosts, *batch, *cache>>20, runtime.Version(), runtime.NumCPU())
 
-	db, err := pebble.Open(d, pebble.Options{CacheBytes: *cache})
+	db, err := pebble.Open(d, pebble.Config{CacheBytes: *cache})
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := frontier.New(frontier.Options{Store: db.Frontier()})
+	f, err := frontier.New(frontier.Config{Store: db.Frontier()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -80,11 +80,11 @@ func main() {
 	size := dirBytes(d)
 
 	start = time.Now()
-	db, err = pebble.Open(d, pebble.Options{CacheBytes: *cache})
+	db, err = pebble.Open(d, pebble.Config{CacheBytes: *cache})
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err = frontier.New(frontier.Options{Store: db.Frontier()})
+	f, err = frontier.New(frontier.Config{Store: db.Frontier()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func main() {
 	f.Close()
 	db.Close()
 
-	set, err := bloom.New(bloom.Options{Expected: uint64(*urls)})
+	set, err := bloom.New(bloom.Config{Expected: uint64(*urls)})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	srv, err := natsd.Start(natsd.Options{Name: "local", Port: -1, StoreDir: dir})
+	srv, err := natsd.Start(natsd.Config{Name: "local", Port: -1, StoreDir: dir})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// Options describes one server.
-type Options struct {
+// Config describes one server.
+type Config struct {
 	// Name is the server's name, unique in a cluster.
 	Name string
 	// Host and Port are the client listener (Port -1: a free port).
@@ -35,7 +35,7 @@ type Options struct {
 }
 
 // Start starts a server and waits until it accepts clients.
-func Start(o Options) (*server.Server, error) {
+func Start(o Config) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: o.Name,
 		Host:       o.Host,
@@ -75,7 +75,7 @@ func Start(o Options) (*server.Server, error) {
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("natsd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o Options
+	var o Config
 	fs.StringVar(&o.Name, "name", "natsd", "server name (unique in a cluster)")
 	fs.StringVar(&o.Host, "host", "127.0.0.1", "listen host")
 	fs.IntVar(&o.Port, "port", 4222, "client port (-1: any free port)")

@@ -22,7 +22,7 @@ import (
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// Defaults of Options, which the stores' QueueOptions document.
+// Defaults of Options, which the stores' QueueConfig document.
 const (
 	DefaultLeaseTTL     = 5 * time.Minute
 	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
@@ -37,7 +37,7 @@ const (
 // one queue accepts every queue accepts.
 const MaxMeta = 64 << 10
 
-// Options are the stores' QueueOptions, field for field, so that each
+// Options are the stores' QueueConfig, field for field, so that each
 // converts its own with a type conversion; the stores document the fields.
 type Options struct {
 	Politeness          frontier.Politeness
