@@ -479,8 +479,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Queue != nil && c.Recrawl != nil {
 		return c, fmt.Errorf("%w: Recrawl schedules the Crawler's own frontier and is not used with a Queue; give the queue its recrawl schedule (postgres.QueueConfig.Schedule, redis.QueueConfig.Schedule)", ErrConfig)
 	}
-	if c.Queue != nil && !c.Queue.Deduplicates() {
-		return c, fmt.Errorf("%w: Queue does not deduplicate (Deduplicates is false): a second Run would fetch every page again; leave Queue nil for the Crawler's own frontier", ErrConfig)
+	if c.Queue != nil {
+		var dedup bool
+		if err := callRecovered("queue", func() error { dedup = c.Queue.Deduplicates(); return nil }); err != nil {
+			return c, fmt.Errorf("%w: Queue.Deduplicates: %w", ErrConfig, err)
+		}
+		if !dedup {
+			return c, fmt.Errorf("%w: Queue does not deduplicate (Deduplicates is false): a second Run would fetch every page again; leave Queue nil for the Crawler's own frontier", ErrConfig)
+		}
 	}
 	if c.Queue != nil && c.Delay != 0 && c.Politeness == nil {
 		return c, fmt.Errorf("%w: Delay does not reach a Queue's schedule; make one politeness model, fetch.NewPoliteness(fetch.PolitenessConfig{Delay: …}), and pass it as Config.Politeness and as the queue's Politeness (postgres.QueueConfig.Politeness, redis.QueueConfig.Politeness)", ErrConfig)
