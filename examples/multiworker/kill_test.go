@@ -290,7 +290,12 @@ func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
 	if sharedStateBytes(t, sc.state, "crawlkit/trap/v1") == 0 {
 		t.Error("the workers kept no spider-trap state in the shared store")
 	}
-	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1 {
+	// Within 10 % of the uninterrupted workers, plus what the kills cut
+	// from the shared learning: a worker merges it into the shared record
+	// about once a second, and a kill loses what it learned since (one
+	// trap fetch in four kills allowed; a kill also repeats the request it
+	// cut off). Without shared learning the kills multiply trap fetches.
+	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1+float64(kills)/4 {
 		t.Errorf("%d trap fetches over %d kills, %d uninterrupted", rep.TrapFetches, kills, refRep.TrapFetches)
 	}
 }
