@@ -528,6 +528,15 @@ func TestMaxPagesCountsFetchesNotBlockedURLs(t *testing.T) {
 	var log pageLog
 	cfg := crawlConfig(web, &log)
 	cfg.MaxPages = 25
+	// A disallowed seed is leased among the first URLs of its host, so
+	// that a URL robots.txt blocks is met before MaxPages, however the
+	// workers are scheduled.
+	for _, h := range web.Hosts() {
+		if h.Robots == crawltest.RobotsDisallow {
+			cfg.Seeds = append(cfg.Seeds, "http://"+h.Name+"/private/")
+			break
+		}
+	}
 	c, err := crawlkit.New(cfg)
 	if err != nil {
 		t.Fatal(err)
