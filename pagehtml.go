@@ -47,7 +47,9 @@ func (p *Page) HTML() (*goquery.Document, error) {
 	return p.doc.doc, p.doc.err
 }
 
-func parseHTML(p *Page) (*goquery.Document, error) {
+// htmlUTF8 returns the body of an HTML page converted to UTF-8 by its
+// declared charset, or ErrNotHTML; Page.HTML and Page.Markdown read it.
+func htmlUTF8(p *Page) ([]byte, error) {
 	if p.Media || p.ContentType != "" && p.ContentType != "text/html" && p.ContentType != "application/xhtml+xml" {
 		return nil, ErrNotHTML
 	}
@@ -56,6 +58,23 @@ func parseHTML(p *Page) (*goquery.Document, error) {
 		ct = p.Header.Get("Content-Type")
 	}
 	body, _ := extract.UTF8(p.Body, ct)
+	return body, nil
+}
+
+// baseURL is the URL relative references of the page resolve against:
+// FinalURL, or URL for a Page built without one.
+func (p *Page) baseURL() string {
+	if p.FinalURL != "" {
+		return p.FinalURL
+	}
+	return p.URL
+}
+
+func parseHTML(p *Page) (*goquery.Document, error) {
+	body, err := htmlUTF8(p)
+	if err != nil {
+		return nil, err
+	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, err

@@ -1,10 +1,8 @@
 package crawlkit
 
 import (
-	"strings"
 	"sync"
 
-	"github.com/crawlkit/crawlkit/extract"
 	"github.com/crawlkit/crawlkit/markdown"
 )
 
@@ -37,17 +35,9 @@ func (p *Page) Markdown() (*markdown.Document, error) {
 }
 
 func convertMarkdown(p *Page) (*markdown.Document, error) {
-	if p.Media || p.ContentType != "" && p.ContentType != "text/html" && p.ContentType != "application/xhtml+xml" {
-		return nil, ErrNotHTML
+	body, err := htmlUTF8(p)
+	if err != nil {
+		return nil, err
 	}
-	ct := p.ContentType
-	if p.Header != nil && strings.Contains(p.Header.Get("Content-Type"), "charset") {
-		ct = p.Header.Get("Content-Type")
-	}
-	body, _ := extract.UTF8(p.Body, ct)
-	u := p.FinalURL
-	if u == "" {
-		u = p.URL
-	}
-	return markdown.Convert(body, u)
+	return markdown.Convert(body, p.baseURL())
 }

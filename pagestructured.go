@@ -45,9 +45,5 @@ func readStructured(p *Page) (*structured.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := p.FinalURL
-	if base == "" {
-		base = p.URL
-	}
-	return structured.FromNode(doc.Nodes[0], base), nil
+	return structured.FromNode(doc.Nodes[0], p.baseURL()), nil
 }
