@@ -142,8 +142,8 @@ func (cr *Crawler) outwaits(at time.Time) bool {
 	wait := at.Sub(cr.cfg.Now())
 	// A host's politeness gap is no wait for the server: however small
 	// MaxRetryWait, the crawl waits out Delay, a Crawl-delay and the
-	// adaptive delay (fetch's default ceiling, 30 s).
-	if wait <= max(cr.cfg.MaxRetryWait, cr.cfg.Delay, cr.cfg.MaxCrawlDelay, 30*time.Second) {
+	// adaptive delay.
+	if wait <= max(cr.cfg.MaxRetryWait, cr.fetcher.Politeness().MaxGap()) {
 		return false
 	}
 	fs := cr.front.Stats()

@@ -428,6 +428,14 @@ func (p *Politeness) updateLimiterLocked(h *hostState, now time.Time) {
 	}
 }
 
+// MaxGap is the longest gap the spacing rules alone put between two
+// requests to a host: Delay, a capped Crawl-delay or the adaptive delay,
+// whichever is largest. Blocks (Retry-After, backoff) can be longer; a
+// caller that gives up on long waits tells them apart by this bound.
+func (p *Politeness) MaxGap() time.Duration {
+	return max(p.cfg.Delay, p.cfg.MaxCrawlDelay, p.cfg.MaxAdaptiveDelay)
+}
+
 // SetCrawlDelay records host's robots.txt Crawl-delay, capped by
 // MaxCrawlDelay. Zero removes it.
 func (p *Politeness) SetCrawlDelay(host string, d time.Duration) {

@@ -396,3 +396,20 @@ func TestPolitenessDelayConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxGap checks that MaxGap is the largest of the spacing rules'
+// bounds, defaults included.
+func TestMaxGap(t *testing.T) {
+	for _, c := range []struct {
+		cfg  PolitenessConfig
+		want time.Duration
+	}{
+		{PolitenessConfig{}, time.Minute}, // MaxCrawlDelay's default
+		{PolitenessConfig{Delay: 2 * time.Minute}, 2 * time.Minute},
+		{PolitenessConfig{MaxCrawlDelay: 5 * time.Second, MaxAdaptiveDelay: 40 * time.Second}, 40 * time.Second},
+	} {
+		if got := NewPoliteness(c.cfg).MaxGap(); got != c.want {
+			t.Errorf("%+v: MaxGap = %v, want %v", c.cfg, got, c.want)
+		}
+	}
+}
