@@ -39,6 +39,9 @@ func (cr *Crawler) addLLMsTxtSeeds(ctx context.Context) error {
 			cr.cfg.Logger.Debug("no llms.txt", "url", fileURL, "status", resp.StatusCode)
 			continue
 		}
+		if resp.Truncated {
+			cr.cfg.Logger.Warn("llms.txt cut at Config.MaxMediaBytes; the links after the cut are not queued", "url", fileURL, "bytes", len(resp.Body))
+		}
 		base, _ := url.Parse(fileURL)
 		for _, l := range llmstxt.Parse(resp.Body).Links {
 			link := Link{Raw: l.URL, Text: l.Title}
