@@ -113,7 +113,7 @@ func main() {
 	}
 
 	fmt.Println()
-	fmt.Println("| URLs | hosts | adds/s | store on disk | peak RSS | first lease after reopening | seen-set filter | seen-set false positives |")
+	fmt.Println("| URLs | hosts | adds/s | store on disk | peak RSS | first lease after reopening | seen-set filter | filter-alone false positives (the Crawler confirms every positive) |")
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	fmt.Printf("| %d | %d | %.0f | %d MiB | %d MiB | %v | %d MiB | %.2e (%d of %d) |\n",
 		*urls, *hosts, float64(*urls)/addSecs, size>>20, rssMiB("VmHWM"), firstLease.Round(time.Millisecond),
