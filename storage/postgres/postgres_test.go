@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/frontier/frontiertest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 // testURL is the database the integration tests use: CRAWLKIT_POSTGRES_URL,
@@ -24,13 +25,11 @@ func testURL() string {
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
-var (
-	probeOnce sync.Once
-	probeErr  error
-)
+// server is the test server, probed once.
+var server = &backendtest.Server{Name: "PostgreSQL", Addr: testURL(), Env: "CRAWLKIT_POSTGRES_URL", Probe: probeServer}
 
 // probeServer connects to the test server and reports the error, if any;
-// requireServer (once) and TestMain share it.
+// server (once) and TestMain share it.
 func probeServer() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -42,17 +41,8 @@ func probeServer() error {
 }
 
 // requireServer skips the test when no server answers, or fails it when
-// CI=true: CI must not pass by skipping.
-func requireServer(t testing.TB) {
-	t.Helper()
-	probeOnce.Do(func() { probeErr = probeServer() })
-	if probeErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL at %s: %v (CI=true: not skipping)", testURL(), probeErr)
-		}
-		t.Skipf("PostgreSQL at %s unavailable, skipping (set CRAWLKIT_POSTGRES_URL): %v", testURL(), probeErr)
-	}
-}
+// CI=true.
+func requireServer(t testing.TB) { t.Helper(); server.Require(t) }
 
 // schemaFor returns a schema name unique to key.
 func schemaFor(key string) string {

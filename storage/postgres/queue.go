@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -13,76 +12,16 @@ import (
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
 	"github.com/crawlkit/crawlkit/storage/internal/queuecore"
+	"github.com/crawlkit/crawlkit/storage/sharedqueue"
 	"github.com/crawlkit/crawlkit/urlnorm"
-)
-
-// Defaults of QueueConfig.
-const (
-	DefaultLeaseTTL     = 5 * time.Minute
-	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
-	DefaultRetryBase    = frontier.DefaultRetryBase
-	DefaultRetryMax     = frontier.DefaultRetryMax
-	DefaultBands        = 4
-	DefaultPollInterval = 200 * time.Millisecond
-	DefaultOpTimeout    = 30 * time.Second
 )
 
 // addChunk bounds the URLs of one INSERT statement.
 const addChunk = 4096
 
-// QueueConfig configures a Queue. The zero value is a polite queue with
-// frontier.Frontier's defaults.
-type QueueConfig struct {
-	// Politeness says when a host may be contacted again after a lease on
-	// it settles. Every process sharing the crawl should pass its own
-	// *fetch.Politeness (the one given to crawlkit.Config.Politeness),
-	// which knows the host's Crawl-delay, backoff and the duration of the
-	// fetch just made. Nil means frontier.FixedDelay(frontier.DefaultDelay).
-	Politeness frontier.Politeness
-	// Prioritizer assigns the bands that order a host's URLs (lower band
-	// first, then first in, first out). Nil means frontier.BFS.
-	Prioritizer frontier.Prioritizer
-	// Bands is the number of bands, 1 to 16. Zero means 4.
-	Bands int
-	// LeaseTTL is how long a lease lasts before its URL is leased again.
-	// It must be longer than the slowest fetch plus its handling. Zero
-	// means 5 minutes.
-	LeaseTTL time.Duration
-	// MaxAttempts is how many fetches of a URL may end in OutcomeRetry
-	// before it is dropped as failed. Zero means 5.
-	MaxAttempts int
-	// RetryBase and RetryMax bound the retry backoff: attempt n waits
-	// RetryBase*2^(n-1), at most RetryMax, and at least the outcome's
-	// RetryAfter. Zero means 30 seconds and 1 hour.
-	RetryBase, RetryMax time.Duration
-	// Schedule decides recrawls of successful URLs. Nil means no recrawl
-	// unless an Outcome sets RecrawlAt.
-	Schedule frontier.Schedule
-	// PollInterval is the longest the Queue's waiting Next calls go
-	// without asking the database again when nothing is ready: other
-	// processes may settle leases at any time. One waiting call asks; the
-	// others sleep until it finds work or URLs are added, by this Queue
-	// or, heard through the listener (see NoListen), by another process.
-	// Zero means 200 ms.
-	PollInterval time.Duration
-	// NoListen turns the listener off. By default, from its first Next
-	// on, a Queue keeps one connection of its own (outside the pool)
-	// listening on a notification channel named after the schema, on
-	// which every Add that queues URLs notifies, so that waiting Next
-	// calls in every process ask at once instead of at their next poll.
-	// Without it (behind a pooler that does not pass LISTEN through, for
-	// example) they find other processes' URLs within PollInterval.
-	NoListen bool
-	// OpTimeout bounds each database operation of the methods that take
-	// no context (Add, NextAt, Done, BlockHost, Stats). Zero means 30 s.
-	OpTimeout time.Duration
-	// Now is the clock of the methods that take no time. Nil means
-	// time.Now.
-	Now func() time.Time
-	// Logger receives the errors of BlockHost and Stats, which cannot
-	// return them. Nil discards them.
-	Logger *slog.Logger
-}
+// QueueConfig configures a Queue; its fields and defaults are
+// sharedqueue.Config's, the same for every shared queue.
+type QueueConfig = sharedqueue.Config
 
 // Queue is a crawlkit.Queue whose state lives in the DB's urls and hosts
 // tables, shared by every process that opens the same schema. Its methods
@@ -132,7 +71,7 @@ func (db *DB) Queue(opts QueueConfig) (*Queue, error) {
 		return nil, ErrClosed
 	}
 	b := &backend{db: db}
-	core, err := queuecore.New(db.ctx, queuecore.Options(opts), b, queuecore.Config{
+	core, err := queuecore.New(db.ctx, opts, b, queuecore.Config{
 		Name: "postgres", Server: "the database", Unavailable: ErrUnavailable, Closed: ErrClosed,
 		TextOnly: true, CountsMaxAge: statsMaxAge,
 	})
@@ -333,16 +272,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 
 // Settlement is one lease and its outcome for DoneBatchAt, which sets Err
 // and Result.
-type Settlement struct {
-	Lease   *frontier.Lease
-	Outcome frontier.Outcome
-	// Err is set by DoneBatchAt: nil when the lease was settled, or an
-	// error as DoneAt returns it.
-	Err error
-	// Result is set by DoneBatchAt when Err is nil: what the settlement
-	// did, as DoneAt reports it.
-	Result frontier.Settlement
-}
+type Settlement = sharedqueue.Settlement
 
 // DoneAt settles l with outcome o at time now: the URL is finished, or
 // queued again for a retry or a recrawl (see frontier.Outcome), and the
@@ -363,7 +293,7 @@ const settleSQL = `SELECT crawlkit_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $1
 // transaction, setting each Settlement's Err. It returns an error only when
 // the batch as a whole failed, in which case none was settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
-	return queuecore.DoneBatch(q.core, ctx, now, batch)
+	return q.core.DoneBatchAt(ctx, now, batch)
 }
 
 // Settle sends the settles of work in one batch (one implicit transaction),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/queuetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 func TestQueueConformance(t *testing.T) {
@@ -14,16 +15,7 @@ func TestQueueConformance(t *testing.T) {
 		// A handle stands for a process: it has a DB of its own on the crawl.
 		db := openDB(t, dir)
 		t.Cleanup(db.Close)
-		q, err := db.Queue(QueueConfig{
-			Now:          cfg.Now,
-			Politeness:   cfg.Politeness,
-			LeaseTTL:     cfg.LeaseTTL,
-			MaxAttempts:  cfg.MaxAttempts,
-			RetryBase:    cfg.RetryBase,
-			RetryMax:     cfg.RetryMax,
-			Schedule:     cfg.Schedule,
-			PollInterval: 5e6,
-		})
+		q, err := db.Queue(backendtest.QueueConfig(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -14,78 +13,20 @@ import (
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
 	"github.com/crawlkit/crawlkit/storage/internal/queuecore"
+	"github.com/crawlkit/crawlkit/storage/sharedqueue"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
-// Defaults of QueueConfig.
-const (
-	DefaultLeaseTTL     = 5 * time.Minute
-	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
-	DefaultRetryBase    = frontier.DefaultRetryBase
-	DefaultRetryMax     = frontier.DefaultRetryMax
-	DefaultBands        = 4
-	DefaultPollInterval = 200 * time.Millisecond
-	DefaultOpTimeout    = 30 * time.Second
-	// DefaultExpiryDelay is how long a host waits after a lease on it
-	// expired unsettled, until a settle records the host's own delay.
-	DefaultExpiryDelay = frontier.DefaultDelay
-)
+// DefaultExpiryDelay is how long a host waits after a lease on it
+// expired unsettled, until a settle records the host's own delay.
+const DefaultExpiryDelay = frontier.DefaultDelay
 
 // addChunk bounds the URLs of one add script call.
 const addChunk = 1000
 
-// QueueConfig configures a Queue. The zero value is a polite queue with
-// frontier.Frontier's defaults.
-type QueueConfig struct {
-	// Politeness says when a host may be contacted again after a lease on
-	// it settles. Every process sharing the crawl should pass its own
-	// *fetch.Politeness (the one given to crawlkit.Config.Politeness),
-	// which knows the host's Crawl-delay, backoff and the duration of the
-	// fetch just made. Nil means frontier.FixedDelay(frontier.DefaultDelay).
-	Politeness frontier.Politeness
-	// Prioritizer assigns the bands that order a host's URLs (lower band
-	// first, then first in, first out). Nil means frontier.BFS.
-	Prioritizer frontier.Prioritizer
-	// Bands is the number of bands, 1 to 16. Zero means 4.
-	Bands int
-	// LeaseTTL is how long a lease lasts before its URL is leased again.
-	// It must be longer than the slowest fetch plus its handling. Zero
-	// means 5 minutes.
-	LeaseTTL time.Duration
-	// MaxAttempts is how many fetches of a URL may end in OutcomeRetry
-	// before it is dropped as failed. Zero means 5.
-	MaxAttempts int
-	// RetryBase and RetryMax bound the retry backoff: attempt n waits
-	// RetryBase*2^(n-1), at most RetryMax, and at least the outcome's
-	// RetryAfter. Zero means 30 seconds and 1 hour.
-	RetryBase, RetryMax time.Duration
-	// Schedule decides recrawls of successful URLs. Nil means no recrawl
-	// unless an Outcome sets RecrawlAt.
-	Schedule frontier.Schedule
-	// PollInterval is the longest the Queue's waiting Next calls go
-	// without asking the server again when nothing is ready: other
-	// processes may settle leases at any time. One waiting call asks; the
-	// others sleep until it finds work or URLs are added, by this Queue
-	// or, heard through the listener (see NoListen), by another process.
-	// Zero means 200 ms.
-	PollInterval time.Duration
-	// NoListen turns the listener off. By default, from its first Next
-	// on, a Queue keeps one connection of its own subscribed to the
-	// crawl's channel Prefix()+"added", on which every Add that queues
-	// URLs publishes, so that waiting Next calls in every process ask at
-	// once instead of at their next poll. Without it they find other
-	// processes' URLs within PollInterval.
-	NoListen bool
-	// OpTimeout bounds each operation of the methods that take no context
-	// (Add, NextAt, Done, BlockHost, Stats). Zero means 30 s.
-	OpTimeout time.Duration
-	// Now is the clock of the methods that take no time. Nil means
-	// time.Now.
-	Now func() time.Time
-	// Logger receives the errors of BlockHost and Stats, which cannot
-	// return them. Nil discards them.
-	Logger *slog.Logger
-}
+// QueueConfig configures a Queue; its fields and defaults are
+// sharedqueue.Config's, the same for every shared queue.
+type QueueConfig = sharedqueue.Config
 
 // Queue is a crawlkit.Queue whose state lives in the crawl's Redis keys,
 // shared by every process that opens the same crawl. Its methods are safe
@@ -128,7 +69,7 @@ func (db *DB) Queue(opts QueueConfig) (*Queue, error) {
 		return nil, ErrClosed
 	}
 	s := &scriptQueue{db: db}
-	core, err := queuecore.New(db.ctx, queuecore.Options(opts), s, queuecore.Config{
+	core, err := queuecore.New(db.ctx, opts, s, queuecore.Config{
 		Name: "redis", Server: "the server", Unavailable: ErrUnavailable, Closed: ErrClosed,
 	})
 	if err != nil {
@@ -347,16 +288,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 
 // Settlement is one lease and its outcome for DoneBatchAt, which sets Err
 // and Result.
-type Settlement struct {
-	Lease   *frontier.Lease
-	Outcome frontier.Outcome
-	// Err is set by DoneBatchAt: nil when the lease was settled, or an
-	// error as DoneAt returns it.
-	Err error
-	// Result is set by DoneBatchAt when Err is nil: what the settlement
-	// did, as DoneAt reports it.
-	Result frontier.Settlement
-}
+type Settlement = sharedqueue.Settlement
 
 // DoneAt settles l with outcome o at time now: the URL is finished, or
 // queued again for a retry or a recrawl (see frontier.Outcome), and the
@@ -375,7 +307,7 @@ func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o 
 // error only when the call failed, in which case none or all of the leases
 // were settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
-	return queuecore.DoneBatch(q.core, ctx, now, batch)
+	return q.core.DoneBatchAt(ctx, now, batch)
 }
 
 // Settle runs the settle script once for the whole batch.

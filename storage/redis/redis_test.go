@@ -14,6 +14,7 @@ import (
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/frontier/frontiertest"
 	"github.com/crawlkit/crawlkit/queuetest"
+	"github.com/crawlkit/crawlkit/storage/internal/backendtest"
 )
 
 // testAddr is the server the integration tests use: CRAWLKIT_REDIS_ADDR, or
@@ -25,13 +26,11 @@ func testAddr() string {
 	return "127.0.0.1:6379"
 }
 
-var (
-	probeOnce sync.Once
-	probeErr  error
-)
+// server is the test server, probed once.
+var server = &backendtest.Server{Name: "Redis", Addr: testAddr(), Env: "CRAWLKIT_REDIS_ADDR", Probe: probeServer}
 
 // probeServer connects to the test server and reports the error, if any;
-// requireServer (once) and TestMain share it.
+// server (once) and TestMain share it.
 func probeServer() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -43,17 +42,8 @@ func probeServer() error {
 }
 
 // requireServer skips the test when no server answers, or fails it when
-// CI=true: CI must not pass by skipping.
-func requireServer(t testing.TB) {
-	t.Helper()
-	probeOnce.Do(func() { probeErr = probeServer() })
-	if probeErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis at %s: %v (CI=true: not skipping)", testAddr(), probeErr)
-		}
-		t.Skipf("Redis at %s unavailable, skipping (set CRAWLKIT_REDIS_ADDR): %v", testAddr(), probeErr)
-	}
-}
+// CI=true.
+func requireServer(t testing.TB) { t.Helper(); server.Require(t) }
 
 // crawlFor returns a crawl id unique to key.
 func crawlFor(key string) string {
@@ -129,16 +119,7 @@ func TestQueueConformance(t *testing.T) {
 		// A handle stands for a process: it has a DB of its own on the crawl.
 		db := openDB(t, dir)
 		t.Cleanup(func() { db.Close() })
-		q, err := db.Queue(QueueConfig{
-			Now:          cfg.Now,
-			Politeness:   cfg.Politeness,
-			LeaseTTL:     cfg.LeaseTTL,
-			MaxAttempts:  cfg.MaxAttempts,
-			RetryBase:    cfg.RetryBase,
-			RetryMax:     cfg.RetryMax,
-			Schedule:     cfg.Schedule,
-			PollInterval: 5 * time.Millisecond,
-		})
+		q, err := db.Queue(backendtest.QueueConfig(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

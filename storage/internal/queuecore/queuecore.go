@@ -1,6 +1,6 @@
 // Package queuecore is the part of the shared crawl queues of
-// storage/postgres and storage/redis that does not depend on the store: the
-// options and their defaults, the validation and preparation of added
+// storage/postgres and storage/redis that does not depend on the store (their
+// configuration is package sharedqueue's): the validation and preparation of added
 // entries, the settle planning and its counting, the waiting loop of Next,
 // the expiry of this handle's leases in Stats, the notifier and listener
 // plumbing, and Close. Each store supplies a Backend with what is native to
@@ -19,40 +19,16 @@ import (
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
+	"github.com/crawlkit/crawlkit/storage/sharedqueue"
 	"github.com/crawlkit/crawlkit/urlnorm"
-)
-
-// Defaults of Options, which the stores' QueueConfig document.
-const (
-	DefaultLeaseTTL     = 5 * time.Minute
-	DefaultMaxAttempts  = frontier.DefaultMaxAttempts
-	DefaultRetryBase    = frontier.DefaultRetryBase
-	DefaultRetryMax     = frontier.DefaultRetryMax
-	DefaultBands        = 4
-	DefaultPollInterval = 200 * time.Millisecond
-	DefaultOpTimeout    = 30 * time.Second
 )
 
 // MaxMeta bounds Entry.Meta, as frontier.Frontier does, so that an entry
 // one queue accepts every queue accepts.
 const MaxMeta = 64 << 10
 
-// Options are the stores' QueueConfig, field for field, so that each
-// converts its own with a type conversion; the stores document the fields.
-type Options struct {
-	Politeness          frontier.Politeness
-	Prioritizer         frontier.Prioritizer
-	Bands               int
-	LeaseTTL            time.Duration
-	MaxAttempts         int
-	RetryBase, RetryMax time.Duration
-	Schedule            frontier.Schedule
-	PollInterval        time.Duration
-	NoListen            bool
-	OpTimeout           time.Duration
-	Now                 func() time.Time
-	Logger              *slog.Logger
-}
+// Options are the stores' QueueConfig: both are sharedqueue.Config.
+type Options = sharedqueue.Config
 
 // Config is what a store tells the core about itself, beyond the user's
 // Options, so that errors and logs name it as before.
@@ -235,35 +211,15 @@ type sharedCounts struct {
 // New returns a queue on b, with the defaults filled in, that ends when
 // parent does or at Close.
 func New(parent context.Context, opts Options, b Backend, cfg Config) (*Queue, error) {
-	if opts.Bands == 0 {
-		opts.Bands = DefaultBands
-	}
-	if opts.Bands < 1 || opts.Bands > 16 {
-		return nil, fmt.Errorf("%s: queue: Bands %d outside 1..16", cfg.Name, opts.Bands)
-	}
-	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
-	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = DefaultMaxAttempts
-	}
-	if opts.RetryBase <= 0 {
-		opts.RetryBase = DefaultRetryBase
-	}
-	if opts.RetryMax <= 0 {
-		opts.RetryMax = DefaultRetryMax
-	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
-	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = DefaultOpTimeout
+	opts, err := opts.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("%s: queue: %w", cfg.Name, err)
 	}
 	q := &Queue{
 		b:      b,
 		cfg:    cfg,
 		opts:   opts,
-		policy: frontier.Policy{MaxAttempts: opts.MaxAttempts, RetryBase: opts.RetryBase, RetryMax: opts.RetryMax, Schedule: opts.Schedule},
+		policy: opts.Policy(),
 		polite: opts.Politeness,
 		prio:   opts.Prioritizer,
 		now:    opts.Now,
@@ -483,14 +439,9 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 	return q.DoneAt(ctx, q.now(), l, o)
 }
 
-// Settlement is one lease and its outcome for DoneBatchAt, field for field
-// the stores' Settlement.
-type Settlement struct {
-	Lease   *frontier.Lease
-	Outcome frontier.Outcome
-	Err     error
-	Result  frontier.Settlement
-}
+// Settlement is one lease and its outcome for DoneBatchAt: the stores'
+// Settlement.
+type Settlement = sharedqueue.Settlement
 
 // DoneAt is DoneBatchAt of one lease.
 func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
@@ -702,24 +653,4 @@ func (q *Queue) notify(n Notifier) {
 			q.log.Warn(q.cfg.Name+" queue: notifying other processes of added URLs", "err", err)
 		}
 	}
-}
-
-// DoneBatch is q.DoneBatchAt for a store's own Settlement type, which has
-// Settlement's fields: the stores keep their documented type, and this
-// copies the batch in and the results back.
-func DoneBatch[S ~struct {
-	Lease   *frontier.Lease
-	Outcome frontier.Outcome
-	Err     error
-	Result  frontier.Settlement
-}](q *Queue, ctx context.Context, now time.Time, batch []S) error {
-	s := make([]Settlement, len(batch))
-	for i := range batch {
-		s[i] = Settlement(batch[i])
-	}
-	err := q.DoneBatchAt(ctx, now, s)
-	for i := range batch {
-		batch[i] = S(s[i])
-	}
-	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawlkit/crawlkit/frontier"
 	"github.com/crawlkit/crawlkit/storage/internal/idle"
+	"github.com/crawlkit/crawlkit/storage/sharedqueue"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -143,9 +144,9 @@ func newQueue(t *testing.T, b Backend, opts Options, cfg Config) (*Queue, *clock
 func TestDefaults(t *testing.T) {
 	q, _ := newQueue(t, &fake{}, Options{}, testConfig)
 	o := q.Options()
-	if o.Bands != DefaultBands || o.LeaseTTL != DefaultLeaseTTL || o.MaxAttempts != DefaultMaxAttempts ||
-		o.RetryBase != DefaultRetryBase || o.RetryMax != DefaultRetryMax || o.PollInterval != DefaultPollInterval ||
-		o.OpTimeout != DefaultOpTimeout {
+	if o.Bands != sharedqueue.DefaultBands || o.LeaseTTL != sharedqueue.DefaultLeaseTTL || o.MaxAttempts != sharedqueue.DefaultMaxAttempts ||
+		o.RetryBase != sharedqueue.DefaultRetryBase || o.RetryMax != sharedqueue.DefaultRetryMax || o.PollInterval != sharedqueue.DefaultPollInterval ||
+		o.OpTimeout != sharedqueue.DefaultOpTimeout {
 		t.Fatalf("defaults not filled in: %+v", o)
 	}
 	if q.polite == nil || q.prio == nil || q.log == nil {
@@ -153,7 +154,7 @@ func TestDefaults(t *testing.T) {
 	}
 	for _, bands := range []int{-1, 17} {
 		_, err := New(context.Background(), Options{Bands: bands}, &fake{}, testConfig)
-		if err == nil || !strings.HasPrefix(err.Error(), "fake: queue: Bands") {
+		if !errors.Is(err, sharedqueue.ErrConfig) || !strings.HasPrefix(err.Error(), "fake: queue: ") {
 			t.Errorf("Bands %d: err %v", bands, err)
 		}
 	}
@@ -422,20 +423,11 @@ func TestDoneBatchAt(t *testing.T) {
 	}
 }
 
-// batchOf is a store's own Settlement type.
-type batchOf struct {
-	Lease   *frontier.Lease
-	Outcome frontier.Outcome
-	// Err is documented by the store.
-	Err    error
-	Result frontier.Settlement
-}
-
-func TestDoneBatchCopiesBack(t *testing.T) {
+func TestDoneBatchSetsResults(t *testing.T) {
 	f := &fake{}
 	q, _ := newQueue(t, f, Options{}, testConfig)
-	batch := []batchOf{{Lease: lease(1, "a.example"), Outcome: frontier.Outcome{Kind: frontier.OutcomeSuccess}, Err: errors.New("stale")}, {}}
-	if err := DoneBatch(q, context.Background(), t0, batch); err != nil {
+	batch := []Settlement{{Lease: lease(1, "a.example"), Outcome: frontier.Outcome{Kind: frontier.OutcomeSuccess}, Err: errors.New("stale")}, {}}
+	if err := q.DoneBatchAt(context.Background(), t0, batch); err != nil {
 		t.Fatal(err)
 	}
 	if batch[0].Err != nil || batch[0].Result.Kind != frontier.SettlementFinished || !errors.Is(batch[1].Err, frontier.ErrForeignLease) {
