@@ -947,9 +947,12 @@ func (f *Fetcher) exchange(parent context.Context, u *url.URL, method string, re
 		}
 	}
 	defer closeDec()
-	hint := int64(-1)
-	if len(codings) == 0 {
-		hint = hresp.ContentLength
+	hint := hresp.ContentLength
+	if len(codings) > 0 && hint > 0 {
+		// Guess the decoded size from the compressed one (HTML compresses
+		// four to six times), so that the buffer rarely grows; readBody
+		// caps the guess.
+		hint *= compressedRatio
 	}
 	res, err := readBody(body, wire, len(codings) > 0, hint, bodyLimits{
 		maxBody: f.cfg.MaxBodyBytes, onTooLarge: f.cfg.OnTooLarge,
