@@ -148,6 +148,9 @@ type Crawler struct {
 	// stateSums holds the hash of each state record last written.
 	stateMu   sync.Mutex
 	stateSums map[string]uint64
+	// sharePoke asks startSharing's goroutine for a share of the trap
+	// state (nil without a StateStore).
+	sharePoke chan struct{}
 	// nextTrapSave is when the monitor saves the trap learning next.
 	nextTrapSave time.Time
 	guarded      hostSet // hosts whose robots.txt fetch the address guard refused
@@ -283,6 +286,10 @@ func (cr *Crawler) Run(ctx context.Context) (err error) {
 	if err := cr.addSeeds(leaseCtx); err != nil {
 		return err
 	}
+
+	// Registered after closeAll, so it runs first: the final share in
+	// closeAll follows the sharer's last.
+	defer cr.startSharing(leaseCtx)()
 
 	var wg sync.WaitGroup
 	for i := 0; i < cr.cfg.Workers; i++ {

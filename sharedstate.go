@@ -54,3 +54,29 @@ func (cr *Crawler) shareTraps() error {
 	}
 	return nil
 }
+
+// startSharing shares the trap state on a goroutine of its own, each time
+// saveCrawlState asks, until ctx ends, so that a StateStore that stalls (up
+// to stateTimeout an exchange) delays neither the stats samples nor the
+// noticing of the crawl's end. The returned function waits for it to stop.
+func (cr *Crawler) startSharing(ctx context.Context) (wait func()) {
+	if cr.cfg.StateStore == nil {
+		return func() {}
+	}
+	cr.sharePoke = make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-cr.sharePoke:
+				if err := cr.shareTraps(); err != nil {
+					cr.cfg.Logger.Warn("sharing the spider-trap state", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { <-done }
+}

@@ -75,13 +75,14 @@ func (cr *Crawler) putState(name string, b []byte) error {
 // start, so nothing the host asked for is lost between saves.
 const stateEvery = time.Second
 
-// saveCrawlState saves the politeness and trap state, and shares the trap
-// state through the StateStore; errors are logged, as a missed save costs
+// saveCrawlState saves the politeness and trap state, and asks for the trap
+// state to be shared through the StateStore (startSharing); errors are logged, as a missed save costs
 // only what a crash before the next one would forget.
 func (cr *Crawler) saveCrawlState() {
-	if cr.cfg.StateStore != nil {
-		if err := cr.shareTraps(); err != nil {
-			cr.cfg.Logger.Warn("sharing the spider-trap state", "err", err)
+	if cr.sharePoke != nil {
+		select {
+		case cr.sharePoke <- struct{}{}:
+		default: // a share is under way or asked for already
 		}
 	}
 	if cr.db == nil {
