@@ -151,8 +151,11 @@ type Crawler struct {
 	// sharePoke asks startSharing's goroutine for a share of the trap
 	// state (nil without a StateStore).
 	sharePoke chan struct{}
-	// nextTrapSave is when the monitor saves the trap learning next.
+	// nextTrapSave is when the monitor saves the trap learning next;
+	// trapChanges is the detector's Changes at the last save, if trapSaved.
 	nextTrapSave time.Time
+	trapChanges  atomic.Uint64
+	trapSaved    atomic.Bool
 	guarded      hostSet // hosts whose robots.txt fetch the address guard refused
 	usage        usageState
 	waits        waits

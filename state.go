@@ -41,13 +41,24 @@ func (cr *Crawler) restoreTraps() error {
 	return nil
 }
 
-// saveTraps writes the trap detector's learning to the store.
+// saveTraps writes the trap detector's learning to the store, unless it
+// has not changed since the last save (trap.Detector.Changes): a Snapshot
+// encodes every host, four times a second.
 func (cr *Crawler) saveTraps() error {
+	changes := cr.traps.Changes()
+	if cr.trapSaved.Load() && changes == cr.trapChanges.Load() {
+		return nil
+	}
 	var buf bytes.Buffer
 	if err := cr.traps.Snapshot(&buf); err != nil {
 		return err
 	}
-	return cr.putState(trapState, buf.Bytes())
+	if err := cr.putState(trapState, buf.Bytes()); err != nil {
+		return err
+	}
+	cr.trapChanges.Store(changes)
+	cr.trapSaved.Store(true)
+	return nil
 }
 
 // putState writes a state record unless it holds what was last written,

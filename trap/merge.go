@@ -18,6 +18,7 @@ import (
 // learning of them all. Verdicts taken from another detector are never
 // marked First: the process that reached them reported them.
 func (d *Detector) Merge(r io.Reader) error {
+	defer d.changes.Add(1)
 	var s snapshot
 	if err := gob.NewDecoder(r).Decode(&s); err != nil {
 		return fmt.Errorf("trap: merge: %w", err)

@@ -171,6 +171,7 @@ func (d *Detector) Snapshot(w io.Writer) error {
 // bounds (Config.MaxHosts, MaxTrackedURLs) apply: the hosts used least
 // recently are dropped first.
 func (d *Detector) Restore(r io.Reader) error {
+	defer d.changes.Add(1)
 	var s snapshot
 	if err := gob.NewDecoder(r).Decode(&s); err != nil {
 		return fmt.Errorf("trap: restore: %w", err)

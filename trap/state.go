@@ -334,6 +334,7 @@ func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
 	if dom == "" {
 		return Verdict{}
 	}
+	defer d.changes.Add(1) // after the unlock: a Snapshot taken once it moved holds the change
 	sh := &d.domains[shardOf(dom)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -384,6 +385,7 @@ func (d *Detector) admitHost(host, dom string, b Budgets) Verdict {
 // learned applies the rules that depend on what the detector has seen, and
 // records an accepted URL.
 func (d *Detector) learned(u *parsedURL, ds *dateScan, source string, now time.Time) Verdict {
+	defer d.changes.Add(1) // after the unlock: a Snapshot taken once it moved holds the change
 	sh := &d.hosts[shardOf(u.host)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -715,6 +717,7 @@ func learnSet(m *map[uint64]*valueSet, key uint64, max int) *valueSet {
 // observe records a content report for u; links is the hash of its links
 // (linkHash), meaningful only when known is true.
 func (d *Detector) observe(u *parsedURL, fp, links uint64, known bool) Verdict {
+	defer d.changes.Add(1) // after the unlock: a Snapshot taken once it moved holds the change
 	sh := &d.hosts[shardOf(u.host)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

@@ -91,6 +91,7 @@ package trap
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -505,7 +506,15 @@ type Detector struct {
 	cfg     settings
 	hosts   [numShards]hostShard
 	domains [numShards]domainShard
+	// changes moves whenever the learning may have changed (Changes).
+	changes atomic.Uint64
 }
+
+// Changes is a counter that moves whenever the detector's learning may
+// have changed (a URL admitted, a page observed, a Merge or Restore), so
+// that a caller that saves Snapshots can skip encoding unchanged learning.
+// It may move without a change; it never stays put across one.
+func (d *Detector) Changes() uint64 { return d.changes.Load() }
 
 // New returns a Detector configured by cfg (see Config for the defaults).
 func New(cfg Config) *Detector {
