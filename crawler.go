@@ -237,6 +237,7 @@ func (cr *Crawler) Stats() Stats {
 	}
 	st := cr.stats.snapshot(started, now, queued, cr.cfg.Workers)
 	st.Waiting = cr.waits.snapshot(now)
+	st.Waiting.LoginHosts = cr.logins.running()
 	st.Usage = cr.usage.stats()
 	if cr.totals != nil {
 		t := cr.totals.with(st, now)

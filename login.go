@@ -54,6 +54,21 @@ func (ls *logins) start(host string) (*loginRun, bool) {
 	return r, true
 }
 
+// running counts the logins under way (Stats.Waiting.LoginHosts).
+func (ls *logins) running() int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	n := 0
+	for _, r := range ls.hosts {
+		select {
+		case <-r.done:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
 // restore marks host as logged in by an earlier Run.
 func (ls *logins) restore(host string) {
 	r, _ := ls.start(host)

@@ -179,3 +179,34 @@ func TestLoginCookiesPersist(t *testing.T) {
 func newTextLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
+
+// A login under way is what the host's URLs wait for, and Stats says so.
+func TestLoginIsAWait(t *testing.T) {
+	m := newMemberSite(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: testAgent, Seeds: []string{"http://club.test/", "http://club.test/a"}, DialContext: m.dial, AllowPrivate: loopback,
+		Delay: crawlkit.NoDelay,
+		Login: map[string]crawlkit.LoginFunc{"club.test": func(ctx context.Context, s *crawlkit.Session) error {
+			close(entered)
+			<-release
+			return loginAs("ann", "secret")(ctx, s)
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	<-entered
+	if n := c.Stats().Waiting.LoginHosts; n != 1 {
+		t.Errorf("during the login Waiting.LoginHosts = %d, want 1", n)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Stats().Waiting.LoginHosts; n != 0 {
+		t.Errorf("after the crawl Waiting.LoginHosts = %d, want 0", n)
+	}
+}

@@ -156,6 +156,9 @@ type WaitStats struct {
 	// later (429/503 with Retry-After); RetryAfterUntil is the last end.
 	RetryAfterHosts int       `json:"retry_after_hosts"`
 	RetryAfterUntil time.Time `json:"retry_after_until,omitzero"`
+	// LoginHosts counts hosts whose Config.Login is under way: their URLs
+	// wait for it.
+	LoginHosts int `json:"login_hosts"`
 }
 
 // WorkerStats counts workers.

@@ -156,6 +156,9 @@ type Waiting struct {
 	// again at RetryAfterUntil.
 	RetryAfterHosts int       `json:"retry_after_hosts,omitempty"`
 	RetryAfterUntil time.Time `json:"retry_after_until,omitzero"`
+	// LoginHosts is the number of hosts whose login is under way; their
+	// URLs wait for it.
+	LoginHosts int `json:"login_hosts,omitempty"`
 }
 
 // URLCounts counts URLs by what happened to them. Its fields match

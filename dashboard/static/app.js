@@ -116,6 +116,7 @@
       const until = fmtTime(w.retry_after_until);
       parts.push(`Retry-After of ${plural(w.retry_after_hosts, "host", "hosts")}` + (until !== "–" ? `, until ${until}` : ""));
     }
+    if (count(w.login_hosts)) parts.push(`login of ${plural(w.login_hosts, "host", "hosts")}`);
     return parts.length ? parts.join(" · ") : "nothing";
   }
 

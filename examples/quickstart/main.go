@@ -329,6 +329,9 @@ func waitingString(s crawlkit.Stats) string {
 	if w.RetryAfterHosts > 0 {
 		parts = append(parts, fmt.Sprintf("%d hosts asked to come back later (until %s)", w.RetryAfterHosts, w.RetryAfterUntil.Format(time.TimeOnly)))
 	}
+	if w.LoginHosts > 0 {
+		parts = append(parts, fmt.Sprintf("login of %d hosts", w.LoginHosts))
+	}
 	if len(parts) == 0 {
 		return ""
 	}
