@@ -85,7 +85,8 @@ type Page struct {
 	// sent it (fetch.Response.RequestHeader: User-Agent, Accept,
 	// Accept-Encoding, the configured headers, conditional headers and
 	// cookies; not the Host, Connection and other fields the transport
-	// adds), for archiving. Each hop's own is in Redirects.
+	// adds), for archiving. Each hop's own is in Redirects. It is nil for
+	// a page served fresh from Config.Cache, for which nothing was sent.
 	RequestHeader http.Header
 	// RemoteAddr is the address of the server that sent the final
 	// response (fetch.Response.RemoteAddr), archived as WARC-IP-Address;
