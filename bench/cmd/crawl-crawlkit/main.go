@@ -1,11 +1,12 @@
 // Command crawl-crawlkit crawls a benchweb synthetic web with
 // crawlkit.Crawler and prints one JSON line of results (harness.Result).
 //
-//	crawl-crawlkit -web 127.0.0.1:PORT -control 127.0.0.1:PORT [-max-pages N] [-delay 1s] [-ca CA.pem] [-data-dir DIR]
+//	crawl-crawlkit -web 127.0.0.1:PORT -control 127.0.0.1:PORT [-max-pages N] [-delay 1s] [-ca CA.pem] [-data-dir DIR] [-warc-dir DIR]
 package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -19,23 +20,36 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/bench/internal/harness"
+	"github.com/crawlkit/crawlkit/warc"
 )
 
 func main() {
 	fs := flag.NewFlagSet("crawl-crawlkit", flag.ExitOnError)
 	verbose := fs.Bool("v", false, "log at Debug and print every fetch error and the final Stats to standard error")
 	dataDir := fs.String("data-dir", "", "keep the crawl state in a Pebble store in this directory (empty: memory)")
+	warcDir := fs.String("warc-dir", "", "archive every exchange in WARC files (with a CDXJ index) in this directory, as the quickstart does (empty: none)")
 	harness.Main("crawlkit", fs, os.Args[1:], func(ctx context.Context, p harness.Params) (int64, error) {
 		seeds, err := harness.NewControl(p.Control).Seeds()
 		if err != nil {
 			return 0, err
 		}
+		var roots *x509.CertPool
 		if p.CAFile != "" {
-			if err := trustOnly(p.CAFile); err != nil {
+			// The web's CA alone, through the Crawler's root pool, as the
+			// peers are given theirs.
+			if roots, err = harness.RootPool(p.CAFile); err != nil {
 				return 0, err
 			}
 		}
 		var pages atomic.Int64
+		var sink crawlkit.Sink
+		if *warcDir != "" {
+			ws, err := crawlkit.NewWARCSink(warc.Config{Dir: *warcDir, Software: "crawl-crawlkit", Index: true})
+			if err != nil {
+				return 0, err
+			}
+			sink = ws
+		}
 		logger := slog.New(slog.DiscardHandler)
 		if *verbose {
 			logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -55,6 +69,8 @@ func main() {
 			// so do not wait for a retry.
 			RobotsRetries: -1,
 			DataDir:       *dataDir,
+			RootCAs:       roots,
+			Sink:          sink,
 			// The synthetic web answers in milliseconds; a short grace
 			// keeps a time-bounded crawl from idling after its deadline.
 			ShutdownGrace: 2 * time.Second,

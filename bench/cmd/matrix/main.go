@@ -44,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/bench/internal/harness"
 )
 
@@ -70,6 +71,16 @@ func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 			Name: "small", Title: "200 hosts × 50 pages",
 			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
 			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
+		},
+		"shipped": {
+			Name: "shipped", Title: "200 hosts × 50 pages, crawlkit configured as the quickstart ships (state in a DataDir, WARC on, DefaultWorkers) against colly",
+			Kind:  "shipped",
+			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
+			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
+			Variants: []variant{
+				{Name: "colly", Cmd: "colly"},
+				{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
+			},
 		},
 		"large": {
 			Name: "large", Title: "1 000 hosts × 100 pages, capped at 60 000 pages",
@@ -184,9 +195,12 @@ func run() error {
 			names = append(names, v.Name)
 		}
 		text := header(*command, loadStart, loadEnd, took)
-		if s.Kind == "realistic" {
+		switch s.Kind {
+		case "realistic":
 			text += realisticReport(s, names, infos[s.Name], results[s.Name], *reps)
-		} else {
+		case "shipped":
+			text += shippedReport(s, names, infos[s.Name], results[s.Name], *reps)
+		default:
 			text += durableReport(s, names, infos[s.Name], results[s.Name], *reps)
 		}
 		fmt.Print(text)

@@ -252,6 +252,32 @@ func durableReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 	return b.String()
 }
 
+// shippedReport renders the shipped run's table: colly against crawlkit as
+// the quickstart configures it; it ends with the shipped ÷ colly pages/s
+// line.
+func shippedReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, webLine(info))
+	fmt.Fprintf(&b, "Medians of %d runs alternating; `-delay 1ms` for both.\n\n", reps)
+	b.WriteString("| crawler | pages/s (runs) | median pages/s | CPU ms / page | peak RSS MB | pages | coverage | exact dup | robots viol. | politeness viol. |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	pps := func(r harness.Result) float64 { return r.PagesPerS }
+	for _, c := range names {
+		rs := res[c]
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.2f | %.0f | %.0f | %.3f | %d | %d | %d |\n",
+			c, spreadF(rs, pps, "%.1f"), pick(rs, pps), pick(rs, cpuMSPerPage),
+			pick(rs, func(r harness.Result) float64 { return r.PeakRSSMB }),
+			pick(rs, func(r harness.Result) float64 { return float64(r.Pages) }), minCov(rs),
+			maxOf(rs, func(r harness.Result) int { return r.ExactDup }),
+			maxOf(rs, func(r harness.Result) int { return r.RobotsViol }),
+			maxOf(rs, func(r harness.Result) int { return r.PolitenessVio }))
+	}
+	if k, c := res["crawlkit-shipped"], res["colly"]; len(k) > 0 && len(c) > 0 {
+		fmt.Fprintf(&b, "\ncrawlkit as shipped ÷ colly pages/s: %.2f\n", pick(k, pps)/pick(c, pps))
+	}
+	return b.String()
+}
+
 // writeMarked replaces the text between "<!-- name:begin -->" and
 // "<!-- name:end -->" in path.
 func writeMarked(path, name, text string) error {
