@@ -35,12 +35,11 @@ func TestHostileEndpoints(t *testing.T) {
 	web := newWeb(t, crawltest.Config{Hosts: 1, DripInterval: 50 * time.Millisecond, BombSize: 64 << 20})
 	newFetcher := func(mod func(*fetch.Config)) *fetch.Fetcher {
 		cfg := fetch.Config{
-			UserAgent:          "crawlkit-test/1.0",
-			DialContext:        web.DialContext,
-			AllowCIDRs:         loopbackOnly,
-			PolitenessConfig:   fetch.PolitenessConfig{Delay: -1, DelayFactor: -1},
-			TransferRateWindow: 300 * time.Millisecond,
-			MaxRetries:         -1,
+			UserAgent:        "crawlkit-test/1.0",
+			DialContext:      web.DialContext,
+			AllowCIDRs:       loopbackOnly,
+			PolitenessConfig: fetch.PolitenessConfig{Delay: -1, DelayFactor: -1},
+			MaxRetries:       -1,
 		}
 		if mod != nil {
 			mod(&cfg)
@@ -64,12 +63,19 @@ func TestHostileEndpoints(t *testing.T) {
 		mod   func(*fetch.Config)
 		check func(*testing.T, *fetch.Response, error)
 	}{
-		{crawltest.HostileSlowDrip, nil, isErr(fetch.ErrTimeout)},
+		// A short rate window for the drip alone: it sends 20 bytes a second,
+		// far below the minimum rate however loaded the machine, while a
+		// fast endpoint's transfer must not fail when a loaded machine
+		// stalls the reader for a moment.
+		{crawltest.HostileSlowDrip, func(c *fetch.Config) { c.TransferRateWindow = 300 * time.Millisecond }, isErr(fetch.ErrTimeout)},
 		{crawltest.HostileStall, func(c *fetch.Config) { c.HeaderTimeout = 500 * time.Millisecond }, isErr(fetch.ErrTimeout)},
 		{crawltest.HostileEndless, func(c *fetch.Config) { c.OnTooLarge = fetch.Fail }, isErr(fetch.ErrBodyTooLarge)},
 		{crawltest.HostileEndless, nil, func(t *testing.T, r *fetch.Response, err error) {
-			if err != nil || !r.Truncated || int64(len(r.Body)) != 10<<20 {
-				t.Errorf("truncate mode: err %v, truncated %v, %d bytes", err, r != nil && r.Truncated, len(r.Body))
+			if err != nil {
+				t.Fatalf("truncate mode: err %v", err)
+			}
+			if !r.Truncated || int64(len(r.Body)) != 10<<20 {
+				t.Errorf("truncate mode: truncated %v, %d bytes", r.Truncated, len(r.Body))
 			}
 		}},
 		{crawltest.HostileGzipBomb, nil, isErr(fetch.ErrDecompressionBomb)},
@@ -87,8 +93,11 @@ func TestHostileEndpoints(t *testing.T) {
 			}
 		}},
 		{crawltest.HostileBinary, nil, func(t *testing.T, r *fetch.Response, err error) {
-			if err != nil || r.ContentType != "image/png" || !r.Sniffed || r.DeclaredType != "text/html" {
-				t.Errorf("err %v, type %q sniffed %v", err, r.ContentType, r.Sniffed)
+			if err != nil {
+				t.Fatalf("err %v", err)
+			}
+			if r.ContentType != "image/png" || !r.Sniffed || r.DeclaredType != "text/html" {
+				t.Errorf("type %q sniffed %v declared %q", r.ContentType, r.Sniffed, r.DeclaredType)
 			}
 		}},
 		{crawltest.HostileHugeHeaders, nil, isErr(fetch.ErrHeadersTooLarge)},
