@@ -82,6 +82,21 @@ func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 				{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
 			},
 		},
+		// durable-before: crawlkit in memory and on a DataDir, now and as
+		// an older build (crawl-base in -bin, built by the caller from the
+		// commit to compare with), on the 200×50 web.
+		"durable-before": {
+			Name: "durable-before", Title: "200 hosts × 50 pages, crawlkit in memory and on disk, this build and an earlier one (crawl-base)",
+			Kind: "durable",
+			Web:  []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
+			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
+			Variants: []variant{
+				{Name: "base-memory", Cmd: "base"},
+				{Name: "base-durable", Cmd: "base", Args: []string{"-data-dir", "{tmpdir}"}},
+				{Name: "memory", Cmd: "crawlkit"},
+				{Name: "durable", Cmd: "crawlkit", Args: []string{"-data-dir", "{tmpdir}"}},
+			},
+		},
 		"large": {
 			Name: "large", Title: "1 000 hosts × 100 pages, capped at 60 000 pages",
 			Web:   []string{"-hosts", "1000", "-pages", "100", "-crawl-delay", "50ms", "-max-depth", "5"},
@@ -205,7 +220,7 @@ func run() error {
 		}
 		fmt.Print(text)
 		if *md != "" {
-			if err := writeMarked(*md, s.Kind, text); err != nil {
+			if err := writeMarked(*md, s.Name, text); err != nil {
 				return err
 			}
 		}

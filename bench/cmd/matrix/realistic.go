@@ -226,9 +226,9 @@ func realisticReport(s runSpec, names []string, info harness.WebInfo, res map[st
 // durable ÷ memory pages/s line.
 func durableReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, webLine(info))
+	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, describeWeb(s, info))
 	fmt.Fprintf(&b, "crawlkit with Config.DataDir (crawl state in Pebble, a new directory each run) against crawlkit in memory, "+
-		"%d workers, medians of %d runs alternating.\n\n", realisticWorkers, reps)
+		"%s workers, medians of %d runs alternating.\n\n", flagValue(s.Crawl, "-workers"), reps)
 	b.WriteString("| state | pages/s (runs) | median pages/s | CPU ms / page (runs) | median CPU ms / page | peak RSS MB | pages | elapsed s | coverage | exact dup | spelling dup | robots viol. | politeness viol. |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	pps := func(r harness.Result) float64 { return r.PagesPerS }
@@ -249,7 +249,31 @@ func durableReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 		fmt.Fprintf(&b, "\ndurable ÷ memory CPU-s per page: %.2f\n", pick(d, cpuMSPerPage)/pick(m, cpuMSPerPage))
 		fmt.Fprintf(&b, "\ndurable ÷ memory pages/s: %.2f\n", pick(d, pps)/pick(m, pps))
 	}
+	if d, m := res["base-durable"], res["base-memory"]; len(d) > 0 && len(m) > 0 {
+		fmt.Fprintf(&b, "\nthe earlier build (crawl-base): durable ÷ memory pages/s: %.2f\n", pick(d, pps)/pick(m, pps))
+	}
 	return b.String()
+}
+
+// describeWeb says what web s ran on: the realistic web, or benchweb.
+func describeWeb(s runSpec, info harness.WebInfo) string {
+	if s.Server == "realisticweb" {
+		return webLine(info)
+	}
+	return fmt.Sprintf("cmd/benchweb: %d hosts (%d crawlable), ground truth %d unique pages within depth %d, "+
+		"plain HTTP on loopback, robots.txt with Crawl-delay 50 ms, spider traps.",
+		info.Hosts, info.CrawlableHosts, info.TruthUnique, info.MaxDepth)
+}
+
+// flagValue is the value of the last flag name in args, or "?".
+func flagValue(args []string, name string) string {
+	v := "?"
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 // shippedReport renders the shipped run's table: colly against crawlkit as
@@ -257,11 +281,9 @@ func durableReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 // line.
 func shippedReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n#### %s\n\n", s.Title)
-	fmt.Fprintf(&b, "cmd/benchweb: %d hosts (%d crawlable), ground truth %d unique pages within depth %d, "+
-		"plain HTTP on loopback, robots.txt with Crawl-delay 50 ms, spider traps. Medians of %d runs alternating; `-delay 1ms` for both. "+
+	fmt.Fprintf(&b, "\n#### %s\n\n%s Medians of %d runs alternating; `-delay 1ms` for both. "+
 		"Pages are the server's count of page requests; truth pages/s counts only the unique ground-truth pages fetched.\n\n",
-		info.Hosts, info.CrawlableHosts, info.TruthUnique, info.MaxDepth, reps)
+		s.Title, describeWeb(s, info), reps)
 	b.WriteString("| crawler | pages/s (runs) | median pages/s | truth pages/s | CPU ms / page | peak RSS MB | pages | elapsed s | coverage | exact dup | robots viol. | politeness viol. |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	pps := func(r harness.Result) float64 { return r.PagesPerS }
