@@ -3,24 +3,14 @@ package extract
 import (
 	"bytes"
 
-	"golang.org/x/net/html"
+	"github.com/crawlkit/crawlkit/internal/cputime"
+
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// threadCPU returns the CPU time the calling OS thread has used. The
-// machine the figures come from is shared, so wall-clock time would charge
-// one side of a comparison with whatever else ran meanwhile.
-func threadCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	const rusageThread = 1 // RUSAGE_THREAD, Linux
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"golang.org/x/net/html"
+)
 
 // BenchmarkExtractVsTreeWalk interleaves Extract and the html.Parse + tree
 // walk baseline over the same 30 KB pages, charging each with the CPU time
@@ -36,15 +26,15 @@ func BenchmarkExtractVsTreeWalk(b *testing.B) {
 	var nbytes int64
 	for i := 0; b.Loop(); i++ {
 		p := pages[i%len(pages)]
-		t0 := threadCPU(b)
+		t0 := cputime.Thread(b)
 		d, err := ExtractBytes(p, base, nil)
-		t1 := threadCPU(b)
+		t1 := cputime.Thread(b)
 		links, _ := treeWalk(b, p, base)
-		t2 := threadCPU(b)
+		t2 := cputime.Thread(b)
 		z := html.NewTokenizer(bytesReader(p))
 		for z.Next() != html.ErrorToken {
 		}
-		t3 := threadCPU(b)
+		t3 := cputime.Thread(b)
 		tTok += t3 - t2
 		if err != nil || len(d.Links) < 50 || links < 50 {
 			b.Fatal(err, len(d.Links), links)

@@ -3,26 +3,15 @@ package structured
 import (
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/crawlkit/internal/cputime"
 
 	"golang.org/x/net/html"
 
 	"github.com/crawlkit/crawlkit/extract"
 )
-
-// threadCPU returns the CPU time the calling OS thread has used: the
-// machine the figures come from is shared, and wall-clock time would
-// charge one side of a comparison with whatever else ran meanwhile.
-func threadCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	const rusageThread = 1 // RUSAGE_THREAD, Linux
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkParseCPU is BenchmarkParse charged with CPU time: each op runs
 // the extract pass (the baseline), ParseBytes, and FromNode on a tree
@@ -40,15 +29,15 @@ func BenchmarkParseCPU(b *testing.B) {
 	var tEx, tParse, tWalk time.Duration
 	n := 0
 	for b.Loop() {
-		t0 := threadCPU(b)
+		t0 := cputime.Thread(b)
 		if _, err := extract.ExtractBytes(page, pageURL, nil); err != nil {
 			b.Fatal(err)
 		}
-		t1 := threadCPU(b)
+		t1 := cputime.Thread(b)
 		ParseBytes(page, pageURL)
-		t2 := threadCPU(b)
+		t2 := cputime.Thread(b)
 		FromNode(doc, pageURL)
-		t3 := threadCPU(b)
+		t3 := cputime.Thread(b)
 		tEx, tParse, tWalk = tEx+t1-t0, tParse+t2-t1, tWalk+t3-t2
 		n++
 	}

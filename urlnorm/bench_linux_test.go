@@ -3,22 +3,11 @@ package urlnorm
 import (
 	"net/url"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// threadCPU returns the CPU time the calling OS thread has used. The
-// machine this runs on is shared, so wall-clock time would charge one side
-// of a comparison with whatever else ran meanwhile.
-func threadCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	const rusageThread = 1 // RUSAGE_THREAD, Linux
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/crawlkit/crawlkit/internal/cputime"
+)
 
 // BenchmarkCrawlerVsNetURL interleaves the Crawler profile and a bare
 // net/url Parse+String round trip over the same batches of 256 corpus
@@ -34,17 +23,17 @@ func BenchmarkCrawlerVsNetURL(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		start := (i * batch) % len(benchCorpus)
 		chunk := benchCorpus[start:min(start+batch, len(benchCorpus))]
-		t0 := threadCPU(b)
+		t0 := cputime.Thread(b)
 		for _, s := range chunk {
 			_, _ = Normalize(s)
 		}
-		t1 := threadCPU(b)
+		t1 := cputime.Thread(b)
 		for _, s := range chunk {
 			if u, err := url.Parse(s); err == nil {
 				_ = u.String()
 			}
 		}
-		t2 := threadCPU(b)
+		t2 := cputime.Thread(b)
 		tNorm += t1 - t0
 		tURL += t2 - t1
 		urls += len(chunk)
