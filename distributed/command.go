@@ -63,6 +63,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxAttempts := fs.Int("max-attempts", DefaultMaxAttempts, "most attempts of a URL")
 	robotsRetries := fs.Int("robots-retries", crawlkit.DefaultRobotsRetries, "retries of a URL whose robots.txt is unreachable (negative: none)")
 	dupWindow := fs.Duration("dup-window", DefaultDuplicateWindow, "how long the server drops repeated publishes of a URL (fixed at stream creation)")
+	snapshotEvery := fs.Int("snapshot-every", DefaultSnapshotEvery, "messages of a partition judged between two snapshots of its seen set, below which settled messages are purged (negative: never; the stream keeps every message)")
 	expected := fs.Uint64("expected-urls", crawlkit.DefaultExpectedURLs, "URLs the whole crawl expects (sizes the seen sets)")
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through (repeatable)")
@@ -92,6 +93,8 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch {
 	case *maxDepth < 0:
 		return fmt.Errorf("-max-depth %d: must not be negative (0: no limit)", *maxDepth)
+	case *snapshotEvery == 0:
+		return errors.New("-snapshot-every 0: want a number of messages, or a negative number for no snapshots")
 	case *hold < 0:
 		return fmt.Errorf("-handover-hold %v: must not be negative (0: -max-crawl-delay)", *hold)
 	case fs.NArg() > 0:
@@ -163,7 +166,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
 		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
-		Results: *results,
+		Results: *results, SnapshotEvery: *snapshotEvery,
 		Crawler: crawlkit.Config{
 			UserAgent: *userAgent, Seeds: seeds, Scope: sc, MaxDepth: *maxDepth, Workers: *workers,
 			Delay: *delay, MaxCrawlDelay: *maxCrawlDelay, RobotsRetries: *robotsRetries,

@@ -162,6 +162,18 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if cfg.SnapshotEvery > 0 {
+		err = retry(sctx, "snapshot buckets", retrying, func(ctx context.Context) (err error) {
+			q.snaps, err = openSnapshots(ctx, js, n.names, cfg.Replicas)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
 	for p, part := range q.parts {
 		part.consumer = consumers[p]
 	}
@@ -184,11 +196,13 @@ func (n *Node) Run(ctx context.Context) error {
 	// Crawler's pages in flight get ShutdownGrace, not PublishTimeout.
 	defer context.AfterFunc(ctx, q.stop)()
 
-	// Background work, owned here: membership, rebalancing, keep-alive.
+	// Background work, owned here: membership, compaction, rebalancing,
+	// keep-alive.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); mem.run(bg) }()
+	go func() { defer wg.Done(); q.compactLoop(bg, max(cfg.MemberTTL, time.Second)) }()
 	rebalanced := make(chan struct{})
 	go func() { defer wg.Done(); n.rebalance(bg, q, mem, rebalanced) }()
 	go func() {

@@ -32,6 +32,8 @@ type Queue struct {
 	front  *frontier.Frontier
 	log    *slog.Logger
 	now    func() time.Time
+	// snaps, if set, holds the crawl's seen-set snapshots (snapshot.go).
+	snaps *snapshots
 	// hosts, if set, is the crawl's hosts bucket (handover.go); pol is
 	// the node's politeness, whose next contact times go there.
 	hosts jetstream.KeyValue
@@ -80,6 +82,8 @@ type queueCounters struct {
 	fenced, holds, probes        atomic.Int64
 	restarts                     atomic.Int64
 	results, resultDuplicates    atomic.Int64
+	snapshots, snapshotLoads     atomic.Int64
+	snapshotKeys, purges         atomic.Int64
 }
 
 // QueueStats are a Queue's counters, served by the node at /queue.
@@ -123,6 +127,14 @@ type QueueStats struct {
 	// ResultDuplicates those the server dropped as repeats.
 	Results          int64 `json:"results"`
 	ResultDuplicates int64 `json:"result_duplicates"`
+	// Snapshots counts seen-set snapshots written, SnapshotLoads those
+	// read (on takeover, or before a catch-up); SnapshotKeys is the size
+	// of the last one written; Purges counts purges of a partition's
+	// settled messages (README.md, "Bounded log").
+	Snapshots     int64 `json:"snapshots"`
+	SnapshotLoads int64 `json:"snapshot_loads"`
+	SnapshotKeys  int64 `json:"snapshot_keys"`
+	Purges        int64 `json:"purges"`
 }
 
 // partition is one partition's state on this node.
@@ -175,6 +187,7 @@ type partition struct {
 	// time) and by Done.
 	mu       sync.Mutex
 	seen     *bloom.Set
+	store    *bloom.MemoryStore  // seen's exact keys, which snapshots copy
 	hw       uint64              // highest stream sequence whose URL is in seen
 	ackFloor uint64              // the consumer's ack floor when acquired
 	open     map[uint64]struct{} // primary messages above ackFloor not known to be acked
@@ -184,6 +197,14 @@ type partition struct {
 	// message (see judge); judgedPin is "" otherwise.
 	judgedPin  string
 	judgedDseq uint64
+	// Snapshots (snapshot.go): acq is bumped by every acquisition; fresh
+	// counts the messages judged or replayed since the newest snapshot
+	// this node knows of, snap; purgedTo is where this acquisition has
+	// purged the partition's subject up to.
+	acq      int
+	fresh    int
+	snap     snapshotRef
+	purgedTo uint64
 }
 
 // heldMsg is a message this node holds: queued in the local frontier,
@@ -718,6 +739,8 @@ func (q *Queue) QueueStats() QueueStats {
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
 		Restarts: c.restarts.Load(),
 		Results:  c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
+		Snapshots: c.snapshots.Load(), SnapshotLoads: c.snapshotLoads.Load(),
+		SnapshotKeys: c.snapshotKeys.Load(), Purges: c.purges.Load(),
 	}
 }
 
@@ -822,28 +845,23 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	if err != nil {
 		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
 	}
+	store := bloom.NewMemoryStore()
 	seen, err := bloom.New(bloom.Config{
 		Expected: max(q.cfg.ExpectedURLs/uint64(q.cfg.Partitions), 4096),
-		Store:    bloom.NewMemoryStore(),
+		Store:    store,
 	})
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.seen, p.hw, p.ackFloor, p.open = seen, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
+	p.seen, p.store, p.hw, p.ackFloor, p.open = seen, store, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
 	p.retries = map[uint64]int{}
 	p.judgedPin, p.judgedDseq = "", 0
-	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
-	var lastSeq uint64
-	switch {
-	case isMsgNotFound(err): // an empty partition
-		err = nil
-	case err != nil:
-		p.mu.Unlock()
-		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
-	default:
-		lastSeq = last.Sequence
-		err = q.replay(ctx, p, 1, lastSeq+1)
+	p.acq++
+	p.fresh, p.snap, p.purgedTo = 0, snapshotRef{}, 0
+	lastSeq, err := q.rebuild(ctx, p)
+	if err != nil {
+		p.seen, p.store = nil, nil
 	}
 	p.mu.Unlock()
 	if err != nil {
@@ -885,6 +903,32 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	go q.guard(stop, p, gen)
 	q.log.Info("partition acquired", "partition", p.id, "replayed_to", lastSeq)
 	return nil
+}
+
+// rebuild fills p's fresh seen set: from the partition's newest snapshot,
+// if it has one, then by replaying the messages after it. The log below a
+// snapshot may be purged, so a partition with a snapshot that cannot be
+// read is not replayed from its start: rebuild fails. It returns the
+// partition's last stream sequence. It requires p.mu held.
+func (q *Queue) rebuild(ctx context.Context, p *partition) (uint64, error) {
+	if q.snaps != nil {
+		snap, ref, err := q.snaps.load(ctx, p.id)
+		if err == nil && snap != nil {
+			err = p.adopt(snap, ref)
+			q.counters.snapshotLoads.Add(1)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("distributed: partition %d: %w", p.id, err)
+		}
+	}
+	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
+	switch {
+	case isMsgNotFound(err): // an empty (or wholly purged) partition
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("distributed: partition %d: %w", p.id, err)
+	}
+	return last.Sequence, q.replay(ctx, p, p.hw+1, last.Sequence+1)
 }
 
 // consume starts pulling partition p's messages for the acquisition gen.
@@ -952,7 +996,7 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	deadline.Stop()
 	q.unpin(ctx, p, pin, stopped)
 	p.mu.Lock()
-	p.seen, p.open, p.retries = nil, nil, nil
+	p.seen, p.store, p.open, p.retries = nil, nil, nil, nil
 	p.mu.Unlock()
 	q.counters.released.Add(1)
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
@@ -1030,6 +1074,7 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 // replay, to the seen set: the first message of a URL is its primary, open
 // if it lies above the ack floor. It requires p.mu held.
 func (p *partition) absorb(seq, key uint64) {
+	p.fresh++
 	if seen, err := p.seen.TestAndAddKey(key); err == nil && !seen && seq > p.ackFloor {
 		p.open[seq] = struct{}{}
 	}
@@ -1078,8 +1123,12 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		return
 	}
 	pin, dseq := m.Headers().Get(pinHeader), md.Sequence.Consumer
-	primary, err := p.judge(delivery{seq: seq, key: urlnorm.Key(e.URL), pin: pin, dseq: dseq, delivered: md.NumDelivered},
-		func(from, until uint64) error { return q.replay(context.Background(), p, from, until) })
+	d := delivery{seq: seq, key: urlnorm.Key(e.URL), pin: pin, dseq: dseq, delivered: md.NumDelivered}
+	if q.snaps != nil && p.catchUp(d) {
+		// Another owner may have purged what this node has not read.
+		q.adoptNewer(p)
+	}
+	primary, err := p.judge(d, func(from, until uint64) error { return q.replay(context.Background(), p, from, until) })
 	if err != nil {
 		p.mu.Unlock()
 		q.log.Warn("catching up", "partition", p.id, "err", err)
@@ -1168,9 +1217,9 @@ type delivery struct {
 // anyone.
 func (p *partition) judge(d delivery, replay func(from, until uint64) error) (primary bool, err error) {
 	first := d.delivered == 1
-	chained := first && d.pin != "" && d.pin == p.judgedPin && d.dseq == p.judgedDseq+1
 	if d.seq > p.hw {
-		if d.seq > p.hw+1 && !chained {
+		p.fresh++
+		if p.catchUp(d) {
 			if err := replay(p.hw+1, d.seq); err != nil {
 				p.judgedPin = "" // a message was received and not judged
 				return false, err
@@ -1195,6 +1244,13 @@ func (p *partition) judge(d delivery, replay func(from, until uint64) error) (pr
 		p.judgedPin = ""
 	}
 	return primary, nil
+}
+
+// catchUp reports whether judging d needs the messages between hw and it
+// read first (see judge). It requires p.mu held.
+func (p *partition) catchUp(d delivery) bool {
+	chained := d.delivered == 1 && d.pin != "" && d.pin == p.judgedPin && d.dseq == p.judgedDseq+1
+	return d.seq > p.hw+1 && !chained
 }
 
 // unholdLocked forgets a held message. It requires q.mu held.
