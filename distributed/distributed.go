@@ -42,6 +42,9 @@
 //     (package bloom, with an exact store) and rebuilds it on takeover
 //     from the partition's newest snapshot plus a replay of the partition's
 //     headers after it, which carry the URL key (snapshot.go).
+//   - A Recrawl schedule (Config.Crawler.Recrawl) is applied by the Queue:
+//     a URL's next generation is scheduled in the stream itself
+//     (recrawl.go), so it survives any node and is never early.
 //   - The crawl is finished when every partition consumer has nothing
 //     pending and nothing unacknowledged, and no message was published while
 //     that was checked; only then does the Queue's NextAt report a zero time,
@@ -138,8 +141,10 @@ type Config struct {
 	Replicas int
 
 	// Crawler configures each node's Crawler; its Queue and Politeness are
-	// set by the Node. Every node of a crawl should get the same seeds and
-	// scope (seeds published by several nodes are deduplicated).
+	// set by the Node. Its Recrawl schedule (fixed or adaptive) is applied
+	// by the Queue, across nodes (recrawl.go; it needs nats-server 2.12).
+	// Every node of a crawl should get the same seeds and scope (seeds
+	// published by several nodes are deduplicated).
 	Crawler crawlkit.Config
 
 	// MemberTTL is how long a node stays a member without a heartbeat
@@ -315,10 +320,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// policy is the crawl's frontier.Policy: the retry and give-up rules of
-// every crawlkit queue, with this Config's bounds.
+// policy is the crawl's frontier.Policy: the retry, give-up and recrawl
+// rules of every crawlkit queue, with this Config's bounds and the
+// Crawler's Recrawl schedule.
 func (cfg Config) policy() frontier.Policy {
-	return frontier.Policy{MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax}
+	return frontier.Policy{MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+		Schedule: cfg.Crawler.Recrawl}
 }
 
 // DefaultReplicas is the replication factor for a cluster of servers

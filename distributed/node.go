@@ -55,9 +55,9 @@ func NewNode(cfg Config) (*Node, error) {
 		results = newResultStash(cfg.NodeID, cc.Sink)
 		cc.Sink = results
 	}
-	if cc.Recrawl != nil {
-		return nil, fmt.Errorf("%w: Crawler.Recrawl is not supported by the distributed queue", ErrConfig)
-	}
+	// The Queue applies the Recrawl schedule (recrawl.go); the Crawler
+	// refuses one with a Queue.
+	cc.Recrawl = nil
 	crawler, err := crawlkit.New(cc)
 	if err != nil {
 		return nil, err
@@ -367,17 +367,26 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying fun
 		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:        nm.stream,
 			Description: "crawlkit URL log of crawl " + cfg.CrawlID,
-			Subjects:    []string{nm.subjects()},
-			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    cfg.Replicas,
-			Duplicates:  cfg.DuplicateWindow,
-			AllowDirect: true,
+			// The partitions, and the recrawls scheduled for them
+			// (recrawl.go).
+			Subjects:          []string{nm.subjects(), nm.scheduleSubjects()},
+			Retention:         jetstream.LimitsPolicy,
+			Storage:           jetstream.FileStorage,
+			Replicas:          cfg.Replicas,
+			Duplicates:        cfg.DuplicateWindow,
+			AllowDirect:       true,
+			AllowMsgSchedules: true,
+			AllowRollup:       true, // schedules need it
 		})
 		return err
 	})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if cfg.Crawler.Recrawl != nil {
+		if err := checkRecrawlStream(&stream.CachedInfo().Config, nm); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	consumers := make([]jetstream.Consumer, cfg.Partitions)
 	for p := range cfg.Partitions {

@@ -80,7 +80,7 @@ type queueCounters struct {
 	replayNanos                  atomic.Int64
 	acquired, released           atomic.Int64
 	fenced, holds, probes        atomic.Int64
-	restarts                     atomic.Int64
+	restarts, recrawls           atomic.Int64
 	results, resultDuplicates    atomic.Int64
 	snapshots, snapshotLoads     atomic.Int64
 	snapshotKeys, purges         atomic.Int64
@@ -123,6 +123,8 @@ type QueueStats struct {
 	// client after a terminal pull error, or stalled (messages pending,
 	// no pull request waiting, nothing delivered; see README.md).
 	Restarts int64 `json:"restarts"`
+	// Recrawls counts next generations scheduled (recrawl.go).
+	Recrawls int64 `json:"recrawls"`
 	// Results counts page Results published (Config.Results);
 	// ResultDuplicates those the server dropped as repeats.
 	Results          int64 `json:"results"`
@@ -219,6 +221,12 @@ type heldMsg struct {
 	tries  uint64 // deliveries so far
 	leased bool
 	staged bool
+	// generation is the URL's recrawl generation (0: its first fetch);
+	// fp and interval are the content fingerprint and recrawl interval
+	// of its previous fetch, which an adaptive Schedule needs (recrawl.go).
+	generation uint32
+	fp         uint64
+	interval   time.Duration
 	// attempt is the number of fetches of the message by this
 	// acquisition that had ended in a retry when it was delivered; claim
 	// puts it in the lease (Lease.Attempt, which the Crawler compares
@@ -233,6 +241,12 @@ type wireEntry struct {
 	Depth    int     `json:"d,omitempty"`
 	Priority float64 `json:"p,omitempty"`
 	Meta     []byte  `json:"m,omitempty"`
+	// A recrawl (recrawl.go): its generation, not-before time (Unix ms),
+	// and the fingerprint and interval (ns) of the previous fetch.
+	Gen         uint32 `json:"g,omitempty"`
+	NotBefore   int64  `json:"nb,omitempty"`
+	Fingerprint uint64 `json:"fp,omitempty"`
+	Interval    int64  `json:"iv,omitempty"`
 }
 
 // msgID is a URL's Nats-Msg-Id: its urlnorm.Key in hex. Replay reads the
@@ -537,6 +551,7 @@ func (q *Queue) claim(l *frontier.Lease) bool {
 	// The local frontier counts no attempts (every delivery is a fresh
 	// entry there): the lease gets this acquisition's count.
 	l.Attempt = h.attempt
+	l.Fingerprint, l.Interval = h.fp, h.interval
 	q.mu.Unlock()
 	q.reserveHost(p.id, l.Host)
 	return true
@@ -560,9 +575,13 @@ func (q *Queue) drop(l *frontier.Lease) {
 // the node is stopping, whose links are found again only if the page is
 // fetched again.
 //
-// It reports what it did to the URL's message: finished or failed (acked),
-// retrying after the Nak's delay, given up (acked after MaxAttempts), never
-// a recrawl (the stream has none, so RecrawlAt is ignored). A lease this
+// A success that the crawl's Recrawl schedule (or the outcome's RecrawlAt)
+// asks to fetch again has its next generation scheduled in the stream
+// before the ack (recrawl.go).
+//
+// It reports what it did to the URL's message: finished, failed or due for
+// a recrawl (acked), retrying after the Nak's delay, given up (acked after
+// MaxAttempts). A lease this
 // node no longer holds settles nothing in the stream, and Done reports
 // frontier.ErrLeaseExpired: its message is delivered again. An error of
 // the local frontier comes with the Settlement of the message all the same.
@@ -605,6 +624,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 	}
 
 	retry := o.Kind == frontier.OutcomeRetry
+	recrawl, recrawling := q.planRecrawl(h, o)
 	stopping := q.isStopping()
 	var delay time.Duration
 	if retry && !stopping {
@@ -641,7 +661,16 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		}
 		q.counters.naked.Add(1)
 		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now().Add(delay), Attempt: set.Attempt}
-	case q.publishResult(l.URL, result) != nil:
+	case recrawling && q.scheduleRecrawl(h, recrawl) != nil:
+		// The next generation is not stored: the URL must not be
+		// acknowledged without it, or it would never be fetched again.
+		q.log.Warn("scheduling the URL's recrawl failed; the URL is handed back", "url", l.URL)
+		if err := h.msg.Nak(); err != nil {
+			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
+		}
+		q.counters.naked.Add(1)
+		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now(), Attempt: set.Attempt}
+	case q.publishResult(l.URL, h.generation, result) != nil:
 		// The page's Result is not stored: it must not be acknowledged
 		// without one. The next owner of the partition (or this node)
 		// fetches it again.
@@ -693,6 +722,9 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			delete(h.part.retries, h.seq)
 			h.part.mu.Unlock()
 		}
+		if recrawling {
+			set = frontier.Settlement{Kind: frontier.SettlementRecrawl, At: recrawl.At}
+		}
 	}
 	return set, ferr
 }
@@ -737,8 +769,8 @@ func (q *Queue) QueueStats() QueueStats {
 		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
-		Restarts: c.restarts.Load(),
-		Results:  c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
+		Restarts: c.restarts.Load(), Recrawls: c.recrawls.Load(),
+		Results: c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
 		Snapshots: c.snapshots.Load(), SnapshotLoads: c.snapshotLoads.Load(),
 		SnapshotKeys: c.snapshotKeys.Load(), Purges: c.purges.Load(),
 	}
@@ -751,6 +783,12 @@ func (q *Queue) finished(now time.Time) bool {
 	defer q.finMu.Unlock()
 	if now.Sub(q.finChecked) < 300*time.Millisecond {
 		return q.finResult
+	}
+	if q.recrawls() {
+		// Scheduled generations wait in the stream, where no consumer
+		// counts them: a crawl with a Recrawl schedule never ends by
+		// itself (as a Crawler's own frontier with one).
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -1057,7 +1095,7 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 			return nil
 		}
 		n++
-		if key, ok := keyOfMsgID(m.Headers().Get(jetstream.MsgIDHeader)); ok {
+		if key, ok := headerKey(m.Headers()); ok {
 			p.absorb(seq, key)
 		}
 		p.hw = seq
@@ -1068,6 +1106,16 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 			return nil
 		}
 	}
+}
+
+// headerKey returns a message's dedup key: its Crawl-Key header (a
+// scheduled recrawl, whose Nats-Msg-Id the server strips), else its
+// Nats-Msg-Id.
+func headerKey(h nats.Header) (uint64, bool) {
+	if k := h.Get(keyHeader); k != "" {
+		return keyOfMsgID(k)
+	}
+	return keyOfMsgID(h.Get(jetstream.MsgIDHeader))
 }
 
 // absorb adds the URL key of the partition's message seq, read by a
@@ -1123,7 +1171,7 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		return
 	}
 	pin, dseq := m.Headers().Get(pinHeader), md.Sequence.Consumer
-	d := delivery{seq: seq, key: urlnorm.Key(e.URL), pin: pin, dseq: dseq, delivered: md.NumDelivered}
+	d := delivery{seq: seq, key: msgKey(urlnorm.Key(e.URL), e.Gen), pin: pin, dseq: dseq, delivered: md.NumDelivered}
 	if q.snaps != nil && p.catchUp(d) {
 		// Another owner may have purged what this node has not read.
 		q.adoptNewer(p)
@@ -1165,16 +1213,28 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		return
 	}
 	if h := q.held[e.URL]; h != nil {
-		// A redelivery of a message this node holds (an InProgress came
-		// late): keep the newer handle.
-		h.msg, h.tries = m, md.NumDelivered
 		q.mu.Unlock()
+		if h.seq == seq {
+			// A redelivery of a message this node holds (an
+			// InProgress came late): keep the newer handle.
+			q.mu.Lock()
+			h.msg, h.tries = m, md.NumDelivered
+			q.mu.Unlock()
+			return
+		}
+		// Another generation of a URL held here (one whose ack
+		// failed): one at a time.
+		_ = m.NakWithDelay(time.Second)
 		return
 	}
-	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered, attempt: attempt}
+	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered, attempt: attempt,
+		generation: e.Gen, fp: e.Fingerprint, interval: time.Duration(e.Interval)}
 	q.held[e.URL] = h
 	p.nheld++
-	if now := q.now(); p.fetchFrom.After(now) {
+	if e.NotBefore > 0 {
+		entry.NotBefore = time.UnixMilli(e.NotBefore)
+	}
+	if now := q.now(); p.fetchFrom.After(now) && p.fetchFrom.After(entry.NotBefore) {
 		entry.NotBefore = p.fetchFrom
 	}
 	q.mu.Unlock()

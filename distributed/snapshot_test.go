@@ -226,19 +226,7 @@ func TestBoundedLog(t *testing.T) {
 	old := []string{pageURL(0), pageURL(1), pageURL(round - 1)}
 	deadline = time.Now().Add(30 * time.Second)
 	for _, u := range old {
-		for {
-			dups := b.counters.publishDuplicates.Load()
-			if err := b.Add(frontier.Entry{URL: u}); err != nil {
-				t.Fatal(err)
-			}
-			if b.counters.publishDuplicates.Load() == dups {
-				break // stored: past the server's duplicate window
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the server kept dropping a republished URL as a duplicate")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		republish(t, b, u)
 	}
 	fresh := pageURL(rounds*round + pending + tail)
 	if err := b.Add(frontier.Entry{URL: fresh}); err != nil {
@@ -262,6 +250,26 @@ func TestBoundedLog(t *testing.T) {
 	}
 	if h := b.QueueStats().Held; h != 0 {
 		t.Errorf("the new owner holds %d URLs after dropping the old ones, want none", h)
+	}
+}
+
+// republish publishes u again until the server stores it: past its
+// duplicate window, as a link found again later.
+func republish(t *testing.T, q *Queue, u string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		dups := q.counters.publishDuplicates.Load()
+		if err := q.Add(frontier.Entry{URL: u}); err != nil {
+			t.Fatal(err)
+		}
+		if q.counters.publishDuplicates.Load() == dups {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server kept dropping %s as a duplicate", u)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
