@@ -160,7 +160,9 @@ type Config struct {
 	AckWait time.Duration
 	// MaxHeldPerPartition bounds the messages of one partition a node
 	// holds unacknowledged (default 64): the consumer's MaxAckPending,
-	// and the prefetch a dead node takes with it for AckWait.
+	// the prefetch a dead node takes with it for AckWait, and the window
+	// of a partition's backlog within which priority bands order leases
+	// (README.md, "Priority bands").
 	MaxHeldPerPartition int
 	// HandoverHold bounds a fetch that an earlier holder of a partition
 	// started before it was fenced. A node records, for each host it
