@@ -88,6 +88,12 @@ func TestNewNodeRejectsBadConfig(t *testing.T) {
 	if _, err := distributed.NewNode(ok); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
+	// A Recrawl schedule is the Queue's (recrawl.go), not refused.
+	withRecrawl := ok
+	withRecrawl.Crawler.Recrawl = fixedRecrawl{}
+	if _, err := distributed.NewNode(withRecrawl); err != nil {
+		t.Fatalf("config with a Recrawl schedule: %v", err)
+	}
 	for name, mutate := range map[string]func(*distributed.Config){
 		"no url":      func(c *distributed.Config) { c.NATSURL = "" },
 		"node id":     func(c *distributed.Config) { c.NodeID = "a.b" },
@@ -96,7 +102,6 @@ func TestNewNodeRejectsBadConfig(t *testing.T) {
 		"replicas":    func(c *distributed.Config) { c.Replicas = 7 },
 		"member ttl":  func(c *distributed.Config) { c.MemberTTL = time.Millisecond },
 		"ack wait":    func(c *distributed.Config) { c.AckWait = time.Millisecond },
-		"recrawl":     func(c *distributed.Config) { c.Crawler.Recrawl = fixedRecrawl{} },
 		"dup window":  func(c *distributed.Config) { c.DuplicateWindow = time.Millisecond },
 		"max held":    func(c *distributed.Config) { c.MaxHeldPerPartition = -1 },
 		"pull expiry": func(c *distributed.Config) { c.PullExpiry = time.Millisecond },

@@ -20,6 +20,7 @@ import (
 	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/frontier"
 )
 
 // stringList is a repeatable string flag.
@@ -63,6 +64,8 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxAttempts := fs.Int("max-attempts", DefaultMaxAttempts, "most attempts of a URL")
 	robotsRetries := fs.Int("robots-retries", crawlkit.DefaultRobotsRetries, "retries of a URL whose robots.txt is unreachable (negative: none)")
 	dupWindow := fs.Duration("dup-window", DefaultDuplicateWindow, "how long the server drops repeated publishes of a URL (fixed at stream creation)")
+	recrawl := fs.Duration("recrawl", 0, "fetch every page again this long after each fetch (0: never); the crawl then runs until stopped")
+	snapshotEvery := fs.Int("snapshot-every", DefaultSnapshotEvery, "messages of a partition judged between two snapshots of its seen set, below which settled messages are purged (negative: never; the stream keeps every message)")
 	expected := fs.Uint64("expected-urls", crawlkit.DefaultExpectedURLs, "URLs the whole crawl expects (sizes the seen sets)")
 	var allow stringList
 	fs.Var(&allow, "allow-private", "CIDR the address guard lets through (repeatable)")
@@ -92,6 +95,10 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch {
 	case *maxDepth < 0:
 		return fmt.Errorf("-max-depth %d: must not be negative (0: no limit)", *maxDepth)
+	case *recrawl < 0:
+		return fmt.Errorf("-recrawl %v: must not be negative (0: no recrawl)", *recrawl)
+	case *snapshotEvery == 0:
+		return errors.New("-snapshot-every 0: want a number of messages, or a negative number for no snapshots")
 	case *hold < 0:
 		return fmt.Errorf("-handover-hold %v: must not be negative (0: -max-crawl-delay)", *hold)
 	case fs.NArg() > 0:
@@ -159,16 +166,20 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.New("-advertise needs -http")
 	}
 
+	var schedule frontier.Schedule
+	if *recrawl > 0 {
+		schedule = frontier.FixedInterval(*recrawl)
+	}
 	node, err := NewNode(Config{
 		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
 		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
-		Results: *results,
+		Results: *results, SnapshotEvery: *snapshotEvery,
 		Crawler: crawlkit.Config{
 			UserAgent: *userAgent, Seeds: seeds, Scope: sc, MaxDepth: *maxDepth, Workers: *workers,
 			Delay: *delay, MaxCrawlDelay: *maxCrawlDelay, RobotsRetries: *robotsRetries,
 			RetryBackoff: *retryBase, MaxAttempts: *maxAttempts, DataDir: *dataDir,
-			AllowPrivate: prefixes, DialContext: dial, Logger: logger,
+			AllowPrivate: prefixes, DialContext: dial, Logger: logger, Recrawl: schedule,
 		},
 	})
 	if err != nil {

@@ -39,16 +39,20 @@
 //   - Dedup is by partition: a message is fetched only if it is the first
 //     message of its URL in the partition (the "primary"); later ones are
 //     acknowledged and dropped. The owner keeps the partition's seen set
-//     (package bloom, with an exact store) and rebuilds it on takeover by
-//     replaying the partition's headers, which carry the URL key (see
-//     README.md for why replay rather than snapshots, with measurements).
+//     (package bloom, with an exact store) and rebuilds it on takeover
+//     from the partition's newest snapshot plus a replay of the partition's
+//     headers after it, which carry the URL key (snapshot.go).
+//   - A Recrawl schedule (Config.Crawler.Recrawl) is applied by the Queue:
+//     a URL's next generation is scheduled in the stream itself
+//     (recrawl.go), so it survives any node and is never early.
 //   - The crawl is finished when every partition consumer has nothing
 //     pending and nothing unacknowledged, and no message was published while
 //     that was checked; only then does the Queue's NextAt report a zero time,
 //     so every node's Crawler ends its Run.
 //
-// The stream keeps every published message (limits retention), because the
-// log is what a new owner replays. See README.md for deployment on a NATS
+// The stream keeps a partition's messages until they are acknowledged and
+// covered by a durable snapshot of its seen set; then the owner purges them
+// (snapshot.go), so the log stays bounded. See README.md for deployment on a NATS
 // cluster, sizing, and how this maps onto the Kafka design it follows.
 package distributed
 
@@ -89,6 +93,11 @@ const (
 	// proper are counted by the node that makes them (see
 	// Config.MaxAttempts).
 	DefaultExtraDeliveries = 50
+	// DefaultSnapshotEvery is how many messages of a partition are judged
+	// between two snapshots of its seen set: a takeover replays at most
+	// about that many (plus what arrived since the last compaction), at
+	// ~5 µs each, while a snapshot costs 8 bytes per URL of the partition.
+	DefaultSnapshotEvery = 10_000
 )
 
 // MinServerVersion is the oldest nats-server the assembly runs on: pinned
@@ -132,8 +141,10 @@ type Config struct {
 	Replicas int
 
 	// Crawler configures each node's Crawler; its Queue and Politeness are
-	// set by the Node. Every node of a crawl should get the same seeds and
-	// scope (seeds published by several nodes are deduplicated).
+	// set by the Node. Its Recrawl schedule (fixed or adaptive) is applied
+	// by the Queue, across nodes (recrawl.go; it needs nats-server 2.12).
+	// Every node of a crawl should get the same seeds and scope (seeds
+	// published by several nodes are deduplicated).
 	Crawler crawlkit.Config
 
 	// MemberTTL is how long a node stays a member without a heartbeat
@@ -149,7 +160,9 @@ type Config struct {
 	AckWait time.Duration
 	// MaxHeldPerPartition bounds the messages of one partition a node
 	// holds unacknowledged (default 64): the consumer's MaxAckPending,
-	// and the prefetch a dead node takes with it for AckWait.
+	// the prefetch a dead node takes with it for AckWait, and the window
+	// of a partition's backlog within which priority bands order leases
+	// (README.md, "Priority bands").
 	MaxHeldPerPartition int
 	// HandoverHold bounds a fetch that an earlier holder of a partition
 	// started before it was fenced. A node records, for each host it
@@ -183,6 +196,15 @@ type Config struct {
 	// partition; after it, the partition's seen set does. It is fixed
 	// when the stream is created.
 	DuplicateWindow time.Duration
+	// SnapshotEvery bounds the log: a partition's owner snapshots the
+	// partition's seen set once it has judged SnapshotEvery messages more
+	// than the newest snapshot covers (default 10 000), and purges the
+	// partition's messages that are both acknowledged and covered by a
+	// snapshot, so that a takeover replays only the messages after the
+	// snapshot and the stream does not keep every URL ever published
+	// (README.md, "Bounded log"). Negative: no snapshots and no purging;
+	// the stream keeps every message and a takeover replays them all.
+	SnapshotEvery int
 	// ExpectedURLs sizes each partition's seen set
 	// (ExpectedURLs/Partitions, at least 4096; default 1 million in all).
 	ExpectedURLs uint64
@@ -285,6 +307,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.DuplicateWindow < 100*time.Millisecond {
 		return cfg, fmt.Errorf("%w: duplicate window %v: want at least 100ms", ErrConfig, cfg.DuplicateWindow)
 	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
 	if cfg.ExpectedURLs == 0 {
 		cfg.ExpectedURLs = crawlkit.DefaultExpectedURLs
 	}
@@ -297,10 +322,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// policy is the crawl's frontier.Policy: the retry and give-up rules of
-// every crawlkit queue, with this Config's bounds.
+// policy is the crawl's frontier.Policy: the retry, give-up and recrawl
+// rules of every crawlkit queue, with this Config's bounds and the
+// Crawler's Recrawl schedule.
 func (cfg Config) policy() frontier.Policy {
-	return frontier.Policy{MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax}
+	return frontier.Policy{MaxAttempts: cfg.MaxAttempts, RetryBase: cfg.RetryBase, RetryMax: cfg.RetryMax,
+		Schedule: cfg.Crawler.Recrawl}
 }
 
 // DefaultReplicas is the replication factor for a cluster of servers

@@ -169,6 +169,9 @@ func nodeArgs(t testing.TB, web *crawltest.Web, natsURL, crawlID, id string, rep
 		"-member-ttl", "2s", "-ack-wait", "4s", "-retry-base", "200ms", "-robots-retries", "-1",
 		"-allow-private", "127.0.0.0/8", "-route-tld", "test=" + web.Addr(), "-http", "127.0.0.1:0",
 		"-log-level", cmp.Or(os.Getenv("DISTRIBUTED_TEST_LOGLEVEL"), "info"), "-dup-window", "1s",
+		// Snapshots and purges while the nodes crawl and die: a partition
+		// here gets tens of messages.
+		"-snapshot-every", "20",
 	}
 }
 

@@ -55,9 +55,9 @@ func NewNode(cfg Config) (*Node, error) {
 		results = newResultStash(cfg.NodeID, cc.Sink)
 		cc.Sink = results
 	}
-	if cc.Recrawl != nil {
-		return nil, fmt.Errorf("%w: Crawler.Recrawl is not supported by the distributed queue", ErrConfig)
-	}
+	// The Queue applies the Recrawl schedule (recrawl.go); the Crawler
+	// refuses one with a Queue.
+	cc.Recrawl = nil
 	crawler, err := crawlkit.New(cc)
 	if err != nil {
 		return nil, err
@@ -162,6 +162,18 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if cfg.SnapshotEvery > 0 {
+		err = retry(sctx, "snapshot buckets", retrying, func(ctx context.Context) (err error) {
+			q.snaps, err = openSnapshots(ctx, js, n.names, cfg.Replicas)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
 	for p, part := range q.parts {
 		part.consumer = consumers[p]
 	}
@@ -184,11 +196,13 @@ func (n *Node) Run(ctx context.Context) error {
 	// Crawler's pages in flight get ShutdownGrace, not PublishTimeout.
 	defer context.AfterFunc(ctx, q.stop)()
 
-	// Background work, owned here: membership, rebalancing, keep-alive.
+	// Background work, owned here: membership, compaction, rebalancing,
+	// keep-alive.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); mem.run(bg) }()
+	go func() { defer wg.Done(); q.compactLoop(bg, max(cfg.MemberTTL, time.Second)) }()
 	rebalanced := make(chan struct{})
 	go func() { defer wg.Done(); n.rebalance(bg, q, mem, rebalanced) }()
 	go func() {
@@ -353,17 +367,26 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying fun
 		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:        nm.stream,
 			Description: "crawlkit URL log of crawl " + cfg.CrawlID,
-			Subjects:    []string{nm.subjects()},
-			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    cfg.Replicas,
-			Duplicates:  cfg.DuplicateWindow,
-			AllowDirect: true,
+			// The partitions, and the recrawls scheduled for them
+			// (recrawl.go).
+			Subjects:          []string{nm.subjects(), nm.scheduleSubjects()},
+			Retention:         jetstream.LimitsPolicy,
+			Storage:           jetstream.FileStorage,
+			Replicas:          cfg.Replicas,
+			Duplicates:        cfg.DuplicateWindow,
+			AllowDirect:       true,
+			AllowMsgSchedules: true,
+			AllowRollup:       true, // schedules need it
 		})
 		return err
 	})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if cfg.Crawler.Recrawl != nil {
+		if err := checkRecrawlStream(&stream.CachedInfo().Config, nm); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	consumers := make([]jetstream.Consumer, cfg.Partitions)
 	for p := range cfg.Partitions {

@@ -32,6 +32,8 @@ type Queue struct {
 	front  *frontier.Frontier
 	log    *slog.Logger
 	now    func() time.Time
+	// snaps, if set, holds the crawl's seen-set snapshots (snapshot.go).
+	snaps *snapshots
 	// hosts, if set, is the crawl's hosts bucket (handover.go); pol is
 	// the node's politeness, whose next contact times go there.
 	hosts jetstream.KeyValue
@@ -78,8 +80,10 @@ type queueCounters struct {
 	replayNanos                  atomic.Int64
 	acquired, released           atomic.Int64
 	fenced, holds, probes        atomic.Int64
-	restarts                     atomic.Int64
+	restarts, recrawls           atomic.Int64
 	results, resultDuplicates    atomic.Int64
+	snapshots, snapshotLoads     atomic.Int64
+	snapshotKeys, purges         atomic.Int64
 }
 
 // QueueStats are a Queue's counters, served by the node at /queue.
@@ -119,10 +123,20 @@ type QueueStats struct {
 	// client after a terminal pull error, or stalled (messages pending,
 	// no pull request waiting, nothing delivered; see README.md).
 	Restarts int64 `json:"restarts"`
+	// Recrawls counts next generations scheduled (recrawl.go).
+	Recrawls int64 `json:"recrawls"`
 	// Results counts page Results published (Config.Results);
 	// ResultDuplicates those the server dropped as repeats.
 	Results          int64 `json:"results"`
 	ResultDuplicates int64 `json:"result_duplicates"`
+	// Snapshots counts seen-set snapshots written, SnapshotLoads those
+	// read (on takeover, or before a catch-up); SnapshotKeys is the size
+	// of the last one written; Purges counts purges of a partition's
+	// settled messages (README.md, "Bounded log").
+	Snapshots     int64 `json:"snapshots"`
+	SnapshotLoads int64 `json:"snapshot_loads"`
+	SnapshotKeys  int64 `json:"snapshot_keys"`
+	Purges        int64 `json:"purges"`
 }
 
 // partition is one partition's state on this node.
@@ -175,6 +189,7 @@ type partition struct {
 	// time) and by Done.
 	mu       sync.Mutex
 	seen     *bloom.Set
+	store    *bloom.MemoryStore  // seen's exact keys, which snapshots copy
 	hw       uint64              // highest stream sequence whose URL is in seen
 	ackFloor uint64              // the consumer's ack floor when acquired
 	open     map[uint64]struct{} // primary messages above ackFloor not known to be acked
@@ -184,6 +199,14 @@ type partition struct {
 	// message (see judge); judgedPin is "" otherwise.
 	judgedPin  string
 	judgedDseq uint64
+	// Snapshots (snapshot.go): acq is bumped by every acquisition; fresh
+	// counts the messages judged or replayed since the newest snapshot
+	// this node knows of, snap; purgedTo is where this acquisition has
+	// purged the partition's subject up to.
+	acq      int
+	fresh    int
+	snap     snapshotRef
+	purgedTo uint64
 }
 
 // heldMsg is a message this node holds: queued in the local frontier,
@@ -198,6 +221,12 @@ type heldMsg struct {
 	tries  uint64 // deliveries so far
 	leased bool
 	staged bool
+	// generation is the URL's recrawl generation (0: its first fetch);
+	// fp and interval are the content fingerprint and recrawl interval
+	// of its previous fetch, which an adaptive Schedule needs (recrawl.go).
+	generation uint32
+	fp         uint64
+	interval   time.Duration
 	// attempt is the number of fetches of the message by this
 	// acquisition that had ended in a retry when it was delivered; claim
 	// puts it in the lease (Lease.Attempt, which the Crawler compares
@@ -212,6 +241,12 @@ type wireEntry struct {
 	Depth    int     `json:"d,omitempty"`
 	Priority float64 `json:"p,omitempty"`
 	Meta     []byte  `json:"m,omitempty"`
+	// A recrawl (recrawl.go): its generation, not-before time (Unix ms),
+	// and the fingerprint and interval (ns) of the previous fetch.
+	Gen         uint32 `json:"g,omitempty"`
+	NotBefore   int64  `json:"nb,omitempty"`
+	Fingerprint uint64 `json:"fp,omitempty"`
+	Interval    int64  `json:"iv,omitempty"`
 }
 
 // msgID is a URL's Nats-Msg-Id: its urlnorm.Key in hex. Replay reads the
@@ -516,6 +551,7 @@ func (q *Queue) claim(l *frontier.Lease) bool {
 	// The local frontier counts no attempts (every delivery is a fresh
 	// entry there): the lease gets this acquisition's count.
 	l.Attempt = h.attempt
+	l.Fingerprint, l.Interval = h.fp, h.interval
 	q.mu.Unlock()
 	q.reserveHost(p.id, l.Host)
 	return true
@@ -539,9 +575,13 @@ func (q *Queue) drop(l *frontier.Lease) {
 // the node is stopping, whose links are found again only if the page is
 // fetched again.
 //
-// It reports what it did to the URL's message: finished or failed (acked),
-// retrying after the Nak's delay, given up (acked after MaxAttempts), never
-// a recrawl (the stream has none, so RecrawlAt is ignored). A lease this
+// A success that the crawl's Recrawl schedule (or the outcome's RecrawlAt)
+// asks to fetch again has its next generation scheduled in the stream
+// before the ack (recrawl.go).
+//
+// It reports what it did to the URL's message: finished, failed or due for
+// a recrawl (acked), retrying after the Nak's delay, given up (acked after
+// MaxAttempts). A lease this
 // node no longer holds settles nothing in the stream, and Done reports
 // frontier.ErrLeaseExpired: its message is delivered again. An error of
 // the local frontier comes with the Settlement of the message all the same.
@@ -584,6 +624,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 	}
 
 	retry := o.Kind == frontier.OutcomeRetry
+	recrawl, recrawling := q.planRecrawl(h, o)
 	stopping := q.isStopping()
 	var delay time.Duration
 	if retry && !stopping {
@@ -620,7 +661,16 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		}
 		q.counters.naked.Add(1)
 		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now().Add(delay), Attempt: set.Attempt}
-	case q.publishResult(l.URL, result) != nil:
+	case recrawling && q.scheduleRecrawl(h, recrawl) != nil:
+		// The next generation is not stored: the URL must not be
+		// acknowledged without it, or it would never be fetched again.
+		q.log.Warn("scheduling the URL's recrawl failed; the URL is handed back", "url", l.URL)
+		if err := h.msg.Nak(); err != nil {
+			q.log.Warn("nak failed; the URL comes back after AckWait", "url", l.URL, "err", err)
+		}
+		q.counters.naked.Add(1)
+		set = frontier.Settlement{Kind: frontier.SettlementRetrying, At: q.now(), Attempt: set.Attempt}
+	case q.publishResult(l.URL, h.generation, result) != nil:
 		// The page's Result is not stored: it must not be acknowledged
 		// without one. The next owner of the partition (or this node)
 		// fetches it again.
@@ -672,6 +722,9 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			delete(h.part.retries, h.seq)
 			h.part.mu.Unlock()
 		}
+		if recrawling {
+			set = frontier.Settlement{Kind: frontier.SettlementRecrawl, At: recrawl.At}
+		}
 	}
 	return set, ferr
 }
@@ -716,8 +769,10 @@ func (q *Queue) QueueStats() QueueStats {
 		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
-		Restarts: c.restarts.Load(),
-		Results:  c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
+		Restarts: c.restarts.Load(), Recrawls: c.recrawls.Load(),
+		Results: c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
+		Snapshots: c.snapshots.Load(), SnapshotLoads: c.snapshotLoads.Load(),
+		SnapshotKeys: c.snapshotKeys.Load(), Purges: c.purges.Load(),
 	}
 }
 
@@ -728,6 +783,12 @@ func (q *Queue) finished(now time.Time) bool {
 	defer q.finMu.Unlock()
 	if now.Sub(q.finChecked) < 300*time.Millisecond {
 		return q.finResult
+	}
+	if q.recrawls() {
+		// Scheduled generations wait in the stream, where no consumer
+		// counts them: a crawl with a Recrawl schedule never ends by
+		// itself (as a Crawler's own frontier with one).
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -822,28 +883,23 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	if err != nil {
 		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
 	}
+	store := bloom.NewMemoryStore()
 	seen, err := bloom.New(bloom.Config{
 		Expected: max(q.cfg.ExpectedURLs/uint64(q.cfg.Partitions), 4096),
-		Store:    bloom.NewMemoryStore(),
+		Store:    store,
 	})
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.seen, p.hw, p.ackFloor, p.open = seen, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
+	p.seen, p.store, p.hw, p.ackFloor, p.open = seen, store, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
 	p.retries = map[uint64]int{}
 	p.judgedPin, p.judgedDseq = "", 0
-	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
-	var lastSeq uint64
-	switch {
-	case isMsgNotFound(err): // an empty partition
-		err = nil
-	case err != nil:
-		p.mu.Unlock()
-		return fmt.Errorf("distributed: partition %d: %w", p.id, err)
-	default:
-		lastSeq = last.Sequence
-		err = q.replay(ctx, p, 1, lastSeq+1)
+	p.acq++
+	p.fresh, p.snap, p.purgedTo = 0, snapshotRef{}, 0
+	lastSeq, err := q.rebuild(ctx, p)
+	if err != nil {
+		p.seen, p.store = nil, nil
 	}
 	p.mu.Unlock()
 	if err != nil {
@@ -885,6 +941,32 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	go q.guard(stop, p, gen)
 	q.log.Info("partition acquired", "partition", p.id, "replayed_to", lastSeq)
 	return nil
+}
+
+// rebuild fills p's fresh seen set: from the partition's newest snapshot,
+// if it has one, then by replaying the messages after it. The log below a
+// snapshot may be purged, so a partition with a snapshot that cannot be
+// read is not replayed from its start: rebuild fails. It returns the
+// partition's last stream sequence. It requires p.mu held.
+func (q *Queue) rebuild(ctx context.Context, p *partition) (uint64, error) {
+	if q.snaps != nil {
+		snap, ref, err := q.snaps.load(ctx, p.id)
+		if err == nil && snap != nil {
+			err = p.adopt(snap, ref)
+			q.counters.snapshotLoads.Add(1)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("distributed: partition %d: %w", p.id, err)
+		}
+	}
+	last, err := q.stream.GetLastMsgForSubject(ctx, p.subject)
+	switch {
+	case isMsgNotFound(err): // an empty (or wholly purged) partition
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("distributed: partition %d: %w", p.id, err)
+	}
+	return last.Sequence, q.replay(ctx, p, p.hw+1, last.Sequence+1)
 }
 
 // consume starts pulling partition p's messages for the acquisition gen.
@@ -952,7 +1034,7 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	deadline.Stop()
 	q.unpin(ctx, p, pin, stopped)
 	p.mu.Lock()
-	p.seen, p.open, p.retries = nil, nil, nil
+	p.seen, p.store, p.open, p.retries = nil, nil, nil, nil
 	p.mu.Unlock()
 	q.counters.released.Add(1)
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
@@ -1013,7 +1095,7 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 			return nil
 		}
 		n++
-		if key, ok := keyOfMsgID(m.Headers().Get(jetstream.MsgIDHeader)); ok {
+		if key, ok := headerKey(m.Headers()); ok {
 			p.absorb(seq, key)
 		}
 		p.hw = seq
@@ -1026,10 +1108,21 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 	}
 }
 
+// headerKey returns a message's dedup key: its Crawl-Key header (a
+// scheduled recrawl, whose Nats-Msg-Id the server strips), else its
+// Nats-Msg-Id.
+func headerKey(h nats.Header) (uint64, bool) {
+	if k := h.Get(keyHeader); k != "" {
+		return keyOfMsgID(k)
+	}
+	return keyOfMsgID(h.Get(jetstream.MsgIDHeader))
+}
+
 // absorb adds the URL key of the partition's message seq, read by a
 // replay, to the seen set: the first message of a URL is its primary, open
 // if it lies above the ack floor. It requires p.mu held.
 func (p *partition) absorb(seq, key uint64) {
+	p.fresh++
 	if seen, err := p.seen.TestAndAddKey(key); err == nil && !seen && seq > p.ackFloor {
 		p.open[seq] = struct{}{}
 	}
@@ -1078,8 +1171,12 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		return
 	}
 	pin, dseq := m.Headers().Get(pinHeader), md.Sequence.Consumer
-	primary, err := p.judge(delivery{seq: seq, key: urlnorm.Key(e.URL), pin: pin, dseq: dseq, delivered: md.NumDelivered},
-		func(from, until uint64) error { return q.replay(context.Background(), p, from, until) })
+	d := delivery{seq: seq, key: msgKey(urlnorm.Key(e.URL), e.Gen), pin: pin, dseq: dseq, delivered: md.NumDelivered}
+	if q.snaps != nil && p.catchUp(d) {
+		// Another owner may have purged what this node has not read.
+		q.adoptNewer(p)
+	}
+	primary, err := p.judge(d, func(from, until uint64) error { return q.replay(context.Background(), p, from, until) })
 	if err != nil {
 		p.mu.Unlock()
 		q.log.Warn("catching up", "partition", p.id, "err", err)
@@ -1116,16 +1213,28 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		return
 	}
 	if h := q.held[e.URL]; h != nil {
-		// A redelivery of a message this node holds (an InProgress came
-		// late): keep the newer handle.
-		h.msg, h.tries = m, md.NumDelivered
 		q.mu.Unlock()
+		if h.seq == seq {
+			// A redelivery of a message this node holds (an
+			// InProgress came late): keep the newer handle.
+			q.mu.Lock()
+			h.msg, h.tries = m, md.NumDelivered
+			q.mu.Unlock()
+			return
+		}
+		// Another generation of a URL held here (one whose ack
+		// failed): one at a time.
+		_ = m.NakWithDelay(time.Second)
 		return
 	}
-	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered, attempt: attempt}
+	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered, attempt: attempt,
+		generation: e.Gen, fp: e.Fingerprint, interval: time.Duration(e.Interval)}
 	q.held[e.URL] = h
 	p.nheld++
-	if now := q.now(); p.fetchFrom.After(now) {
+	if e.NotBefore > 0 {
+		entry.NotBefore = time.UnixMilli(e.NotBefore)
+	}
+	if now := q.now(); p.fetchFrom.After(now) && p.fetchFrom.After(entry.NotBefore) {
 		entry.NotBefore = p.fetchFrom
 	}
 	q.mu.Unlock()
@@ -1168,9 +1277,9 @@ type delivery struct {
 // anyone.
 func (p *partition) judge(d delivery, replay func(from, until uint64) error) (primary bool, err error) {
 	first := d.delivered == 1
-	chained := first && d.pin != "" && d.pin == p.judgedPin && d.dseq == p.judgedDseq+1
 	if d.seq > p.hw {
-		if d.seq > p.hw+1 && !chained {
+		p.fresh++
+		if p.catchUp(d) {
 			if err := replay(p.hw+1, d.seq); err != nil {
 				p.judgedPin = "" // a message was received and not judged
 				return false, err
@@ -1195,6 +1304,13 @@ func (p *partition) judge(d delivery, replay func(from, until uint64) error) (pr
 		p.judgedPin = ""
 	}
 	return primary, nil
+}
+
+// catchUp reports whether judging d needs the messages between hw and it
+// read first (see judge). It requires p.mu held.
+func (p *partition) catchUp(d delivery) bool {
+	chained := d.delivered == 1 && d.pin != "" && d.pin == p.judgedPin && d.dseq == p.judgedDseq+1
+	return d.seq > p.hw+1 && !chained
 }
 
 // unholdLocked forgets a held message. It requires q.mu held.

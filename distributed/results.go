@@ -32,11 +32,15 @@ import (
 // written by ResultsWriter: crawlkit's PageRecord (a JSONLSink's line) with
 // the page's ID and the node that fetched it.
 type Result struct {
-	// ID is the URL's urlnorm.Key in hex: the same for every fetch of the
-	// URL, so that a page published twice (a node killed after publishing
-	// and before acknowledging) is recognised.
+	// ID is the URL's urlnorm.Key in hex (for a recrawl, msgKey of the
+	// key and Gen): the same for every fetch of the URL's generation, so
+	// that a page published twice (a node killed after publishing and
+	// before acknowledging) is recognised.
 	ID   string `json:"id"`
 	Node string `json:"node"`
+	// Gen is the recrawl generation of the fetch (0: the URL's first);
+	// a recrawl's ID is the key of the URL and its generation.
+	Gen uint32 `json:"gen,omitempty"`
 	crawlkit.PageRecord
 }
 
@@ -112,15 +116,28 @@ func (s *resultStash) take(url string) []byte {
 	return b
 }
 
-// publishResult publishes the stashed Result of url, if the page has one,
-// and reports whether it is stored (or there was none): Done acknowledges
-// the URL's message only then.
-func (q *Queue) publishResult(url string, b []byte) error {
+// publishResult publishes the stashed Result of url's fetch of recrawl
+// generation gen, if the page has one, and reports whether it is stored (or
+// there was none): Done acknowledges the URL's message only then. A recrawl
+// (gen > 0) is a record of its own, with the generation's key as its ID.
+func (q *Queue) publishResult(url string, gen uint32, b []byte) error {
 	if b == nil {
 		return nil
 	}
+	id := msgID(msgKey(urlnorm.Key(url), gen))
+	if gen > 0 {
+		var r Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		r.ID, r.Gen = id, gen
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return err
+		}
+	}
 	m := nats.NewMsg(q.names.resultsSubject())
-	m.Header.Set(jetstream.MsgIDHeader, msgID(urlnorm.Key(url)))
+	m.Header.Set(jetstream.MsgIDHeader, id)
 	m.Data = b
 	return q.publishAll([]*nats.Msg{m})
 }
