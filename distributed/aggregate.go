@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -119,10 +118,11 @@ func unspecifiedHost(host string) bool {
 }
 
 // Members reads the live members of a crawl from its membership bucket,
-// with the stats address each one published. If ctx ends before every key
-// was read, it returns ctx's error, never a partial list.
-func Members(ctx context.Context, natsURL, crawlID string) ([]MemberInfo, error) {
-	nc, err := nats.Connect(natsURL, nats.Timeout(5*time.Second))
+// with the stats address each one published. opts are passed to
+// nats.Connect (TLS, credentials: see NATSFlags). If ctx ends before every
+// key was read, it returns ctx's error, never a partial list.
+func Members(ctx context.Context, natsURL, crawlID string, opts ...nats.Option) ([]MemberInfo, error) {
+	nc, err := connectNATS(natsURL, "crawlkit-stats", append([]nats.Option{nats.MaxReconnects(0)}, opts...))
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("crawlnode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	natsURL := fs.String("nats", "nats://127.0.0.1:4222", "NATS server URLs, comma-separated")
+	var conn NATSFlags
+	conn.Register(fs)
 	id := fs.String("id", "", "node id, unique among the crawl's nodes (default: host name and pid)")
 	crawlID := fs.String("crawl", "default", "crawl id: names the stream, consumers and buckets")
 	partitions := fs.Int("partitions", DefaultPartitions, "number of partitions (fixed when the crawl is created)")
@@ -96,6 +97,10 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("-handover-hold %v: must not be negative (0: -max-crawl-delay)", *hold)
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q (seeds are given with -seed or -seeds-file)", fs.Arg(0))
+	}
+	natsOpts, err := conn.Options()
+	if err != nil {
+		return err
 	}
 	if *id == "" {
 		h, _ := os.Hostname()
@@ -160,7 +165,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	node, err := NewNode(Config{
-		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
+		NATSURL: conn.URL, NATSOptions: natsOpts, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
 		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
 		Results: *results,
