@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -62,29 +61,8 @@ const maxStatsBytes = 1 << 20
 // FetchStats reads a node's Stats from its /stats URL.
 func FetchStats(ctx context.Context, client *http.Client, statsURL string) (crawlkit.Stats, error) {
 	var s crawlkit.Stats
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statsURL, nil)
-	if err != nil {
-		return s, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return s, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("distributed: %s: %s", statsURL, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxStatsBytes+1))
-	if err != nil {
-		return s, err
-	}
-	if len(b) > maxStatsBytes {
-		return s, fmt.Errorf("distributed: %s: stats larger than %d bytes", statsURL, maxStatsBytes)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("distributed: %s: %w", statsURL, err)
-	}
-	return s, nil
+	err := getJSON(ctx, client, statsURL, &s)
+	return s, err
 }
 
 // StatsURL returns the /stats URL of the member's stats server. It is an
