@@ -101,11 +101,6 @@ func ReadCluster(ctx context.Context, js jetstream.JetStream, crawlID string, cl
 	if err != nil {
 		return cs, fmt.Errorf("distributed: crawl %q: %w", crawlID, err)
 	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		return cs, fmt.Errorf("distributed: crawl %q: %w", crawlID, err)
-	}
-	cs.LastSeq, cs.Messages = info.State.LastSeq, info.State.Msgs
 	var ids []int
 	names := stream.ConsumerNames(ctx)
 	for name := range names.Name() {
@@ -147,6 +142,13 @@ func ReadCluster(ctx context.Context, js jetstream.JetStream, crawlID string, cl
 		}()
 	}
 	wg.Wait()
+	// Read after the partitions, so that no partition's last sequence is
+	// past the stream's (the readings are not one snapshot).
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return cs, fmt.Errorf("distributed: crawl %q: %w", crawlID, err)
+	}
+	cs.LastSeq, cs.Messages = info.State.LastSeq, info.State.Msgs
 
 	slices.SortFunc(cs.Nodes, func(a, b NodeStatus) int { return strings.Compare(a.ID, b.ID) })
 	owner := map[int]string{}
@@ -168,8 +170,8 @@ func ReadCluster(ctx context.Context, js jetstream.JetStream, crawlID string, cl
 	return cs, nil
 }
 
-// readPartition reads partition p's consumer and the sequence of its
-// newest message.
+// readPartition reads partition p's consumer, then the sequence of its
+// newest message (in this order, so that the ack floor is never past it).
 func readPartition(ctx context.Context, stream jetstream.Stream, nm names, p int) PartitionStatus {
 	ps := PartitionStatus{ID: p}
 	c, err := stream.Consumer(ctx, nm.consumer(p))
