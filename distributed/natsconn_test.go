@@ -99,6 +99,14 @@ func startServer(t *testing.T, cfg natsd.Config) string {
 func tinyCrawl(t *testing.T, natsURL, crawlID string, conn ...string) *crawltest.Web {
 	t.Helper()
 	web := newWeb(t, crawltest.Config{Hosts: 6, PagesPerHost: 4, Seed: 5, Agent: testToken, MinGap: 10 * time.Millisecond})
+	crawlWith(t, web, natsURL, crawlID, conn...)
+	return web
+}
+
+// crawlWith runs one crawl node (the crawlnode command) on web with the
+// further flags, and checks that it crawled the whole web.
+func crawlWith(t *testing.T, web *crawltest.Web, natsURL, crawlID string, conn ...string) {
+	t.Helper()
 	args := append([]string{"-nats", natsURL, "-crawl", crawlID, "-id", "n1", "-partitions", "4",
 		"-user-agent", testAgent, "-delay", "10ms", "-member-ttl", "1s", "-robots-retries", "-1",
 		"-allow-private", "127.0.0.0/8", "-route-tld", "test=" + web.Addr(), "-results"}, conn...)
@@ -115,7 +123,6 @@ func tinyCrawl(t *testing.T, natsURL, crawlID string, conn ...string) *crawltest
 		t.Fatalf("crawlnode printed no stats: %q", out.String())
 	}
 	checkCrawl(t, web, 0)
-	return web
 }
 
 // TestNATSFlagsTLS runs the node and the results writer against a server
