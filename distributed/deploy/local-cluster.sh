@@ -9,13 +9,14 @@
 #   deploy/local-cluster.sh down       # stop what "nats" started
 #   deploy/local-cluster.sh test [N]   # nats, crawl and down
 #
-# Run it from distributed/. Everything lives in $CLUSTER_DIR (default
+# Run it from anywhere in the repository. Everything lives in $CLUSTER_DIR (default
 # /tmp/crawlkit-cluster): binaries, logs, JetStream stores, results. Ports
 # (all on 127.0.0.1): NATS 14222-14224 (cluster 16222-16224), the web 18080
 # (control 18081), node N's stats 19090+N. The check is the web's own
 # accounting: every reachable page fetched, no robots or politeness
 # violation.
 set -euo pipefail
+cd "$(dirname "$0")/.." # distributed/, the module
 
 DIR=${CLUSTER_DIR:-/tmp/crawlkit-cluster}
 BIN=$DIR/bin
