@@ -54,9 +54,11 @@ type PartitionStatus struct {
 	Pending     uint64 `json:"pending"`
 	AckPending  int    `json:"ack_pending"`
 	Redelivered int    `json:"redelivered"`
-	// AckFloor is the stream sequence below which every message of the
+	// AckFloor is the stream sequence up to which every message of the
 	// partition is acknowledged; LastSeq the stream sequence of its
-	// newest message (0: none yet).
+	// newest message (0: none yet). The partition has finished every URL
+	// published to it when AckFloor >= LastSeq (the server moves the floor
+	// over other partitions' messages, so it may pass LastSeq).
 	AckFloor uint64 `json:"ack_floor"`
 	LastSeq  uint64 `json:"last_seq"`
 	// Lag is Pending + AckPending: the partition's URLs not finished.

@@ -43,8 +43,10 @@ func tryReadStatus(natsURL, crawlID string) (distributed.ClusterStatus, error) {
 }
 
 // checkStatus checks what any reading of a cluster must satisfy: lag is
-// the sum of the partitions', a partition's ack floor is not past its last
-// message, nor that past the stream's, and the totals sum the nodes.
+// the sum of the partitions', a partition's last message is not past the
+// stream's, and the totals sum the nodes. (A partition's ack floor may be
+// past its last message: with nothing pending the server moves it over
+// the other partitions' messages.)
 func checkStatus(t *testing.T, cs distributed.ClusterStatus) {
 	t.Helper()
 	var lag uint64
@@ -55,8 +57,8 @@ func checkStatus(t *testing.T, cs distributed.ClusterStatus) {
 		if p.Lag != p.Pending+uint64(p.AckPending) {
 			t.Errorf("partition %d: lag %d, pending %d + ack pending %d", p.ID, p.Lag, p.Pending, p.AckPending)
 		}
-		if p.AckFloor > p.LastSeq || p.LastSeq > cs.LastSeq {
-			t.Errorf("partition %d: ack floor %d, last seq %d, stream last seq %d", p.ID, p.AckFloor, p.LastSeq, cs.LastSeq)
+		if p.LastSeq > cs.LastSeq {
+			t.Errorf("partition %d: last seq %d, stream last seq %d", p.ID, p.LastSeq, cs.LastSeq)
 		}
 		lag += p.Lag
 	}
@@ -221,7 +223,7 @@ func TestClusterView(t *testing.T) {
 		t.Errorf("after the crawl: lag %d, %d nodes", after.Lag, len(after.Nodes))
 	}
 	for _, p := range after.Partitions {
-		if p.AckFloor != p.LastSeq {
+		if p.AckFloor < p.LastSeq {
 			t.Errorf("after the crawl: partition %d acknowledged up to %d of %d", p.ID, p.AckFloor, p.LastSeq)
 		}
 	}

@@ -66,7 +66,7 @@ crawl() {
 		# The flags of compose.yaml's nodes.
 		start "node-$i" "$BIN/crawlnode" -nats "$NATS_URLS" -crawl "$CRAWL" -id "node-$i" -replicas 3 \
 			-seeds-file "$DIR/seeds.txt" -route-tld test=127.0.0.1:18080 -allow-private 127.0.0.0/8 \
-			-delay 50ms -max-crawl-delay 1s -http "127.0.0.1:$((19090 + i))" -results -log-level info
+			-delay 50ms -max-crawl-delay 1s -retry-base 2s -robots-retries -1 -http "127.0.0.1:$((19090 + i))" -results -log-level info
 		pids+=("$(cat "$DIR/node-$i.pid")")
 	done
 	local t0=$SECONDS
@@ -85,8 +85,11 @@ crawl() {
 	for p in "${pids[@]}"; do wait "$p" || failed=1; done
 	wait "$(cat "$DIR/results.pid")" || failed=1
 	echo "the nodes finished in $((SECONDS - t0)) s; $(tail -1 "$DIR/results.log")"
-	"$BIN/crawlstats" -nats "$NATS_URLS" -crawl "$CRAWL" | head -2
-	grep -h '^stats ' "$DIR"/node-*.log | sed 's/^stats {"crawl":{"urls":{"discovered":[0-9]*,"queued":[0-9]*,"fetched":\([0-9]*\).*/fetched \1/' | paste -sd' '
+	"$BIN/crawlstats" -nats "$NATS_URLS" -crawl "$CRAWL" >"$DIR/crawlstats-end.txt" || failed=1
+	head -1 "$DIR/crawlstats-end.txt"
+	for i in $(seq "$n"); do
+		echo "node-$i $(grep -o '^stats {"crawl":{"urls":{[^}]*"fetched":[0-9]*' "$DIR/node-$i.log" | grep -o '"fetched":[0-9]*$')"
+	done
 	if ! curl -fsS http://127.0.0.1:18081/check; then
 		failed=1
 	fi
