@@ -4,7 +4,7 @@
 # (examples/syntheticweb) and N crawl nodes (cmd/crawlnode) with the flags
 # compose.yaml gives them, plus crawlresults writing every page once.
 #
-#   deploy/local-cluster.sh nats       # build, start the NATS cluster and the web, return
+#   deploy/local-cluster.sh nats       # build, start a fresh NATS cluster and the web, return
 #   deploy/local-cluster.sh crawl [N]  # start N nodes (default 3), wait for the end, check it
 #   deploy/local-cluster.sh down       # stop what "nats" started
 #   deploy/local-cluster.sh test [N]   # nats, crawl and down
@@ -45,6 +45,9 @@ start() {
 }
 
 nats() {
+	# A fresh crawl: no servers, stores or results of an earlier one.
+	down
+	rm -rf "$DIR"/nats-* "$DIR/results"
 	mkdir -p "$BIN" "$DIR/results"
 	CGO_ENABLED=0 go build -trimpath -o "$BIN/" ./cmd/crawlnode ./cmd/crawlstats ./cmd/crawlresults ./cmd/natsd ./examples/syntheticweb
 	for i in 1 2 3; do
@@ -53,7 +56,7 @@ nats() {
 			-cluster crawl -cluster-port $((16221 + i)) -routes "$ROUTES"
 	done
 	start web "$BIN/syntheticweb" -addr 127.0.0.1:18080 -control 127.0.0.1:18081 -seeds-file "$DIR/seeds.txt" \
-		-hosts "${HOSTS:-100}" -pages "${PAGES:-10}"
+		-hosts "${HOSTS:-300}" -pages "${PAGES:-10}"
 	for i in 1 2 3; do wait_for "$DIR/nats-$i.log" '^ready' 30; done
 	wait_for "$DIR/web.log" '^web ' 30
 	echo "NATS cluster at $NATS_URLS; $(cat "$DIR/web.log")"
@@ -71,11 +74,16 @@ crawl() {
 	done
 	local t0=$SECONDS
 	echo "started $n nodes; crawlstats in $DIR/crawlstats.txt"
-	# The cluster view once the nodes fetch.
-	for _ in $(seq 600); do
+	# The cluster view once every node owns partitions and pages are
+	# fetched (or the nodes have finished).
+	for _ in $(seq 1200); do
+		local alive=0
+		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 1 ] || break
 		if "$BIN/crawlstats" -nats "$NATS_URLS" -crawl "$CRAWL" >"$DIR/crawlstats.txt" 2>/dev/null &&
 			grep -q "^crawl $CRAWL: $n nodes" "$DIR/crawlstats.txt" &&
-			awk '$1 ~ /^node-/ && $5 > 0 { f++ } END { exit f < '"$n"' }' "$DIR/crawlstats.txt"; then
+			grep -q '^total: fetched=[1-9][0-9][0-9]' "$DIR/crawlstats.txt" &&
+			awk '$1 ~ /^node-/ && $3 > 0 { f++ } END { exit f < '"$n"' }' "$DIR/crawlstats.txt"; then
 			head -$((3 + n)) "$DIR/crawlstats.txt"
 			break
 		fi
