@@ -111,7 +111,7 @@ func (cr *Crawler) admitURL(raw, source string, depth int, link *Link) (frontier
 	host := urlnorm.Host(u)
 	cr.stats.hostSeen(host)
 	cr.stats.discovered.Add(1)
-	return frontier.Entry{URL: raw, Host: host, Depth: depth}, key, true
+	return frontier.Entry{URL: raw, Host: cr.politeKey(u), Depth: depth}, key, true
 }
 
 // enqueue queues admitted URLs durably, then records them in the seen

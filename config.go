@@ -327,6 +327,16 @@ type Config struct {
 	// shared Queue. Nil makes one from Delay, MaxConnsPerHost and
 	// MaxCrawlDelay.
 	Politeness *fetch.Politeness
+	// PolitenessKey maps a URL to the key of the politeness clock it
+	// goes by, and of its group in the queue (the frontier leases a key's
+	// URLs to MaxConnsPerHost workers at a time; a distributed queue
+	// partitions by it). Nil means its host (urlnorm.Host): one clock per
+	// host. PolitenessByDomain shares one clock among the hosts of a
+	// registrable domain, PolitenessByAddress among the hosts on one IP
+	// address, for sites that serve many host names from one server.
+	// robots.txt, Crawl-delay, scope, logins and host statistics stay per
+	// host; a Crawl-delay or Retry-After of one host spaces its whole group.
+	PolitenessKey func(*url.URL) string
 
 	// RetryBackoff is the wait before the first retry of a URL whose
 	// fetch failed transiently (network error, 5xx, 429 without

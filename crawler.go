@@ -85,7 +85,9 @@ type Crawler struct {
 	cfg   Config
 	token string
 	seeds []*url.URL
-	scope *scopeFilter
+	// politeKey is Config.PolitenessKey, or urlnorm.Host.
+	politeKey func(*url.URL) string
+	scope     *scopeFilter
 	// filter applies AllowURLs and DenyURLs (nil without them); rate is
 	// the global request rate cap (nil without MaxRequestsPerSecond).
 	filter *urlFilter
@@ -212,6 +214,7 @@ func New(cfg Config) (*Crawler, error) {
 		extractor:    extract.Config{UserAgent: cfg.RobotsToken, MaxLinks: cfg.MaxLinksPerPage},
 		token:        cfg.RobotsToken,
 		seeds:        seeds,
+		politeKey:    politenessKey(cfg),
 		scope:        newScopeFilter(cfg, seeds),
 		filter:       newURLFilter(cfg),
 		rate:         newRate(cfg.MaxRequestsPerSecond),
@@ -221,6 +224,27 @@ func New(cfg Config) (*Crawler, error) {
 		blockedHosts: map[string]bool{},
 		blockedSeen:  newHostSet(),
 	}, nil
+}
+
+// politenessKey is Config.PolitenessKey, or urlnorm.Host without one.
+func politenessKey(cfg Config) func(*url.URL) string {
+	if cfg.PolitenessKey != nil {
+		return cfg.PolitenessKey
+	}
+	return urlnorm.Host
+}
+
+// leaseHost is the host of a lease's URL. The lease's Host is its
+// politeness key, which is the host unless Config.PolitenessKey groups
+// hosts.
+func (cr *Crawler) leaseHost(l *frontier.Lease) string {
+	if cr.cfg.PolitenessKey == nil {
+		return l.Host
+	}
+	if u, err := url.Parse(l.URL); err == nil {
+		return urlnorm.Host(u)
+	}
+	return l.Host
 }
 
 // Stats returns a snapshot of the crawl's progress.

@@ -24,7 +24,7 @@ var errRobots = errors.New("crawlkit: disallowed by robots.txt")
 // false when the work was abandoned: ctx ended, or MaxPages was reached.
 func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool, res *result) (p *Page, ok bool) {
 	data := pageData(l)
-	header, skip, err := cr.beforeRequest(ctx, l.URL, l.Host, l.Depth, data)
+	header, skip, err := cr.beforeRequest(ctx, l.URL, cr.leaseHost(l), l.Depth, data)
 	switch {
 	case skip != reasonNone:
 		res.gate = skip
@@ -69,7 +69,7 @@ func (cr *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, media bool,
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		res.retryAfter, res.hasRetryAfter = fetch.ParseRetryAfter(resp.Header.Get("Retry-After"), cr.cfg.Now())
 		if res.hasRetryAfter && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-			cr.waits.set(l.Host, waitRetryAfter, cr.cfg.Now().Add(res.retryAfter))
+			cr.waits.set(cr.leaseHost(l), waitRetryAfter, cr.cfg.Now().Add(res.retryAfter))
 			// The host's block is on disk before its URL is settled, so
 			// that no restart, however abrupt, contacts it sooner.
 			if cr.db != nil {

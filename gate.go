@@ -70,7 +70,13 @@ func (cr *Crawler) robotsVerdict(ctx context.Context, rawURL, host string) (why 
 			return ReasonCrawlDelay, time.Time{}
 		}
 		delay := cd.Capped()
-		cr.fetcher.Politeness().SetCrawlDelay(host, delay)
+		key := host
+		if cr.cfg.PolitenessKey != nil {
+			if u, err := url.Parse(rawURL); err == nil {
+				key = cr.politeKey(u)
+			}
+		}
+		cr.fetcher.Politeness().SetCrawlDelay(key, delay)
 		if delay > cr.cfg.Delay {
 			cr.waits.setDelay(host, delay)
 		}

@@ -91,15 +91,16 @@ func (ls *logins) finish(host string, r *loginRun) {
 // to ReasonLoginFailed, when the login failed, and false with res.gate
 // unset when ctx ended first (the lease is abandoned).
 func (cr *Crawler) loginGate(ctx context.Context, l *frontier.Lease, res *result) bool {
-	fn := cr.cfg.Login[l.Host]
+	host := cr.leaseHost(l)
+	fn := cr.cfg.Login[host]
 	if fn == nil {
 		return true
 	}
-	r, leader := cr.logins.start(l.Host)
+	r, leader := cr.logins.start(host)
 	if leader {
 		r.err = cr.runLogin(ctx, l, fn)
 		r.abandoned = ctx.Err() != nil
-		cr.logins.finish(l.Host, r)
+		cr.logins.finish(host, r)
 	}
 	select {
 	case <-r.done:
@@ -123,23 +124,24 @@ func (cr *Crawler) runLogin(ctx context.Context, l *frontier.Lease, fn LoginFunc
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrLogin, err)
 	}
-	s := &Session{cr: cr, host: l.Host, base: &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}}
+	host := cr.leaseHost(l)
+	s := &Session{cr: cr, host: host, base: &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}}
 	err = callRecovered("login", func() error { return fn(ctx, s) })
 	if ctx.Err() != nil {
 		return err
 	}
 	if err != nil {
-		cr.cfg.Logger.Info("login failed; the host's URLs are not fetched in this Run", "host", l.Host, "reason", ReasonLoginFailed.String(), "err", err)
+		cr.cfg.Logger.Info("login failed; the host's URLs are not fetched in this Run", "host", host, "reason", ReasonLoginFailed.String(), "err", err)
 		if !errors.Is(err, ErrLogin) {
-			err = fmt.Errorf("%w: %s: %w", ErrLogin, l.Host, err)
+			err = fmt.Errorf("%w: %s: %w", ErrLogin, host, err)
 		}
 		return err
 	}
-	cr.jar.loggedIn(l.Host)
+	cr.jar.loggedIn(host)
 	if err := cr.jar.save(); err != nil {
 		cr.cfg.Logger.Warn("saving the cookies", "err", err)
 	}
-	cr.cfg.Logger.Info("logged in", "host", l.Host)
+	cr.cfg.Logger.Info("logged in", "host", host)
 	return nil
 }
 

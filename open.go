@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/crawlkit/crawlkit/bloom"
 	"github.com/crawlkit/crawlkit/fetch"
@@ -90,7 +91,7 @@ func (cr *Crawler) open() error {
 		DNS:          dns,
 		AllowCIDRs:   guardAllow,
 		Politeness:   politeness,
-		HostKey:      urlnorm.Host,
+		HostKey:      cr.politeKey,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Header:       header,
 		Check:        cr.checkRequest,
@@ -148,6 +149,16 @@ func (cr *Crawler) open() error {
 	// model, so the first page waits the host's delay (its Crawl-delay
 	// too) after it.
 	rb.Contacted = politeness.Contacted
+	if cfg.PolitenessKey != nil {
+		// Its own model stays per host, so that one host's failing
+		// robots.txt does not back off the robots.txt of its whole
+		// politeness group; its requests count toward the group's
+		// spacing in the page model.
+		rb.HostKey = urlnorm.Host
+		rb.Contacted = func(host string, started, ended time.Time) {
+			politeness.Contacted(cr.politeKey(&url.URL{Scheme: "http", Host: host}), started, ended)
+		}
+	}
 	rb.MaxRedirects = -1
 	rb.MaxRetries = -1
 	rb.MaxBodyBytes = robots.DefaultMaxBytes + 1

@@ -121,7 +121,7 @@ func (cr *Crawler) renderRouted(ctx context.Context, p *Page) {
 		DNS:          cr.dns,
 		AllowCIDRs:   cr.cfg.AllowPrivate,
 		Politeness:   cr.fetcher.Politeness(),
-		HostKey:      urlnorm.Host,
+		HostKey:      cr.politeKey,
 		MaxBodyBytes: cr.cfg.MaxBodyBytes,
 		Header:       cr.cfg.Header.Clone(),
 		Check:        cr.renderCheck,

@@ -157,9 +157,10 @@ func (cr *Crawler) outwaits(at time.Time) bool {
 func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.CancelFunc) bool {
 	cr.busy.Add(1)
 	cr.stats.activeWorkers.Add(1)
-	cr.stats.hostBusy(l.Host, 1)
+	host := cr.leaseHost(l)
+	cr.stats.hostBusy(host, 1)
 	defer func() {
-		cr.stats.hostBusy(l.Host, -1)
+		cr.stats.hostBusy(host, -1)
 		cr.stats.activeWorkers.Add(-1)
 		cr.busy.Add(-1)
 		select {
@@ -196,7 +197,7 @@ func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) boo
 		res.redirectFetched = true
 		return true
 	}
-	if !cr.gate(ctx, l.URL, l.Host, res) || !cr.loginGate(ctx, l, res) {
+	if !cr.gate(ctx, l.URL, cr.leaseHost(l), res) || !cr.loginGate(ctx, l, res) {
 		return ctx.Err() == nil
 	}
 	p, ok := cr.fetchPage(ctx, l, media, res)

@@ -159,9 +159,13 @@ func (cr *Crawler) settle(l *frontier.Lease, r *result) {
 	now := cr.cfg.Now()
 	d := classify(r, l.Attempt, cr.policy, now)
 	if d.class == classRetry && d.reason == ReasonRobotsUnreachable && r.gate == ReasonRobotsUnreachable {
-		// The whole host waits for its robots.txt, not only this URL.
-		cr.front.BlockHost(l.Host, r.robotsRetryAt)
-		cr.waits.set(l.Host, waitRobots, r.robotsRetryAt)
+		// The whole host waits for its robots.txt, not only this URL; a
+		// host in a politeness group (Config.PolitenessKey) cannot be
+		// blocked without its group, so there only the URL waits.
+		if cr.cfg.PolitenessKey == nil {
+			cr.front.BlockHost(l.Host, r.robotsRetryAt)
+		}
+		cr.waits.set(cr.leaseHost(l), waitRobots, r.robotsRetryAt)
 	}
 	st, err := cr.front.Done(l, d.outcome)
 	if err != nil {
@@ -178,7 +182,7 @@ func (cr *Crawler) settle(l *frontier.Lease, r *result) {
 func (cr *Crawler) count(l *frontier.Lease, r *result, d decision, givenUp bool) {
 	s := cr.stats
 	if r.status > 0 && r.err == nil && !r.redirectFetched {
-		cr.stats.hostFetched(l.Host, d.class != classSuccess, cr.cfg.Now())
+		cr.stats.hostFetched(cr.leaseHost(l), d.class != classSuccess, cr.cfg.Now())
 	}
 	switch {
 	case r.status >= 500:

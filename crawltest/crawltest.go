@@ -120,6 +120,13 @@ type Config struct {
 	// flight at once before further requests count as concurrency
 	// violations (default 1).
 	MaxPerHost int
+	// PolitenessGroup, if set, maps a host name to the group whose
+	// requests are spaced and counted together, as one server behind
+	// several host names sees them: MinGap, the Crawl-delay of the
+	// requested host and MaxPerHost then apply to the group's requests,
+	// and a host's Gaps, MinGap and MaxInFlight are measured on its
+	// group's requests. Nil: every host is its own group.
+	PolitenessGroup func(host string) string
 	// Now returns the current time for the accounting (default
 	// time.Now). Tests inject a fake clock to make spacing checks
 	// deterministic. It is called with the accounting's lock held, so it

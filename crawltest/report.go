@@ -98,6 +98,12 @@ type HostReport struct {
 // hostState is the live accounting of one host.
 type hostState struct {
 	HostReport
+	group *groupState
+}
+
+// groupState is the live politeness accounting of a politeness group
+// (Config.PolitenessGroup; by default one host).
+type groupState struct {
 	inFlight int
 	lastEnd  time.Time
 	ended    bool // lastEnd is set
@@ -110,6 +116,7 @@ type accounting struct {
 	mu      sync.Mutex
 	rep     Report
 	hosts   map[int]*hostState
+	groups  map[string]*groupState
 	content map[[2]int]bool // content (host, page) already served
 }
 
@@ -127,6 +134,7 @@ func (a *accounting) reset() {
 		RobotsFetches: make(map[string]int),
 	}
 	a.hosts = make(map[int]*hostState)
+	a.groups = make(map[string]*groupState)
 	a.content = make(map[[2]int]bool)
 }
 
@@ -154,9 +162,19 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 	now := a.web.cfg.Now()
 	hs := a.hosts[h]
 	if hs == nil {
-		hs = &hostState{}
+		name := HostName(h)
+		if f := a.web.cfg.PolitenessGroup; f != nil {
+			name = f(name)
+		}
+		gs := a.groups[name]
+		if gs == nil {
+			gs = &groupState{}
+			a.groups[name] = gs
+		}
+		hs = &hostState{group: gs}
 		a.hosts[h] = hs
 	}
+	gs := hs.group
 	a.rep.Requests++
 	hs.Requests++
 	a.rep.PerURL[res.spelling]++
@@ -182,11 +200,11 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 	}
 
 	// Politeness.
-	if hs.inFlight >= a.web.cfg.MaxPerHost {
+	if gs.inFlight >= a.web.cfg.MaxPerHost {
 		a.rep.ConcurrencyViolations++
 		hs.ConcurrencyViolations++
-	} else if hs.inFlight == 0 && hs.ended {
-		gap := now.Sub(hs.lastEnd)
+	} else if gs.inFlight == 0 && gs.ended {
+		gap := now.Sub(gs.lastEnd)
 		if hs.Gaps == 0 || gap < hs.MinGap {
 			hs.MinGap = gap
 		}
@@ -197,8 +215,8 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 			hs.SpacingViolations++
 		}
 	}
-	hs.inFlight++
-	hs.MaxInFlight = max(hs.MaxInFlight, hs.inFlight)
+	gs.inFlight++
+	hs.MaxInFlight = max(hs.MaxInFlight, gs.inFlight)
 
 	// Duplicates and traps.
 	switch res.kind {
@@ -220,9 +238,9 @@ func (a *accounting) begin(h int, r *http.Request, res resolution) (end func()) 
 		if a.hosts[h] != hs {
 			return // the report was reset meanwhile
 		}
-		hs.inFlight--
-		if !hs.ended || now.After(hs.lastEnd) {
-			hs.lastEnd, hs.ended = now, true
+		gs.inFlight--
+		if !gs.ended || now.After(gs.lastEnd) {
+			gs.lastEnd, gs.ended = now, true
 		}
 	}
 }

@@ -135,6 +135,52 @@ type Snapshot struct {
 	LinksRejected map[string]int64 `json:"links_rejected,omitempty"`
 	// Waiting says what the crawl is waiting for, when the source knows.
 	Waiting Waiting `json:"waiting,omitzero"`
+	// Cluster describes the nodes and partitions of a crawl spread over
+	// several machines, when the source is one; the page then shows them.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is a distributed crawl's nodes and partitions.
+type Cluster struct {
+	// Lag is the URLs handed out to partitions and not finished yet.
+	Lag        uint64             `json:"lag"`
+	Nodes      []ClusterNode      `json:"nodes"`
+	Partitions []ClusterPartition `json:"partitions"`
+}
+
+// ClusterNode is one node of a distributed crawl.
+type ClusterNode struct {
+	ID string `json:"id"`
+	// Address is where the node serves its statistics.
+	Address string `json:"address"`
+	// Partitions is how many partitions it owns; Held the URLs it holds
+	// unfinished.
+	Partitions int `json:"partitions"`
+	Held       int `json:"held"`
+	// Fetched counts its fetches; Rate and Average are its pages per
+	// second now and on average.
+	Fetched int64   `json:"fetched"`
+	Rate    float64 `json:"rate"`
+	Average float64 `json:"average"`
+	// Error says why the node did not answer, if it did not.
+	Error string `json:"error,omitempty"`
+}
+
+// ClusterPartition is one partition of a distributed crawl.
+type ClusterPartition struct {
+	ID int `json:"id"`
+	// Owner is the node consuming it (empty while it moves).
+	Owner string `json:"owner"`
+	// Pending counts its URLs not handed to a node yet, AckPending those
+	// handed out and not finished; Lag is their sum. AckFloor and LastSeq
+	// are the log positions below which all is finished and of its newest
+	// URL.
+	Pending    uint64 `json:"pending"`
+	AckPending int    `json:"ack_pending"`
+	Lag        uint64 `json:"lag"`
+	AckFloor   uint64 `json:"ack_floor"`
+	LastSeq    uint64 `json:"last_seq"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Waiting is what a crawl is waiting for at one moment.

@@ -305,3 +305,49 @@ func TestPageChartWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestPageCluster: a snapshot with a Cluster shows its panel, the nodes
+// (a silent one with its error) and the partitions (a moving one without
+// an owner), escaped; a snapshot without one keeps the panel hidden.
+func TestPageCluster(t *testing.T) {
+	snap := dashboard.Snapshot{Time: t0, Cluster: &dashboard.Cluster{
+		Lag: 7,
+		Nodes: []dashboard.ClusterNode{
+			{ID: "node-a", Address: "10.0.0.1:9090", Partitions: 3, Held: 5, Fetched: 1234, Rate: 12.5, Average: 9.25},
+			{ID: hostile + "b", Error: hostile + "refused"},
+		},
+		Partitions: []dashboard.ClusterPartition{
+			{ID: 0, Owner: "node-a", Pending: 2, AckPending: 5, Lag: 7, AckFloor: 40, LastSeq: 52},
+			{ID: 1},
+		},
+	}}
+	res := runPage(t, pageInput{Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": snap}}})
+	if len(res.Errors) > 0 {
+		t.Fatalf("page errors: %v", res.Errors)
+	}
+	if res.Elements["cluster"].Hidden {
+		t.Error("the cluster panel is hidden")
+	}
+	if got, want := res.Elements["cluster-summary"].Text, "2 nodes, 1 of 2 partitions owned, lag 7"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	nodes, parts := res.Elements["#cluster-nodes tbody"].HTML, res.Elements["#cluster-partitions tbody"].HTML
+	for _, want := range []string{"node-a", "1,234", "12.5", "9.3", "&lt;img src=x onerror=alert(1)&gt;refused"} {
+		if !strings.Contains(nodes, want) {
+			t.Errorf("nodes table lacks %q: %s", want, nodes)
+		}
+	}
+	for _, want := range []string{"40 / 52", "moving"} {
+		if !strings.Contains(parts, want) {
+			t.Errorf("partitions table lacks %q: %s", want, parts)
+		}
+	}
+	if strings.Contains(nodes, "<img") {
+		t.Errorf("nodes table holds markup from the crawl: %s", nodes)
+	}
+
+	res = runPage(t, pageInput{Responses: map[string]any{"api/snapshot": map[string]any{"snapshot": dashboard.Snapshot{Time: t0}}}})
+	if !res.Elements["cluster"].Hidden {
+		t.Error("the cluster panel shows for a crawl on one machine")
+	}
+}

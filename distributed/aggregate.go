@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -63,29 +61,8 @@ const maxStatsBytes = 1 << 20
 // FetchStats reads a node's Stats from its /stats URL.
 func FetchStats(ctx context.Context, client *http.Client, statsURL string) (crawlkit.Stats, error) {
 	var s crawlkit.Stats
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statsURL, nil)
-	if err != nil {
-		return s, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return s, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("distributed: %s: %s", statsURL, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxStatsBytes+1))
-	if err != nil {
-		return s, err
-	}
-	if len(b) > maxStatsBytes {
-		return s, fmt.Errorf("distributed: %s: stats larger than %d bytes", statsURL, maxStatsBytes)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("distributed: %s: %w", statsURL, err)
-	}
-	return s, nil
+	err := getJSON(ctx, client, statsURL, &s)
+	return s, err
 }
 
 // StatsURL returns the /stats URL of the member's stats server. It is an
@@ -119,10 +96,11 @@ func unspecifiedHost(host string) bool {
 }
 
 // Members reads the live members of a crawl from its membership bucket,
-// with the stats address each one published. If ctx ends before every key
-// was read, it returns ctx's error, never a partial list.
-func Members(ctx context.Context, natsURL, crawlID string) ([]MemberInfo, error) {
-	nc, err := nats.Connect(natsURL, nats.Timeout(5*time.Second))
+// with the stats address each one published. opts are passed to
+// nats.Connect (TLS, credentials: see NATSFlags). If ctx ends before every
+// key was read, it returns ctx's error, never a partial list.
+func Members(ctx context.Context, natsURL, crawlID string, opts ...nats.Option) ([]MemberInfo, error) {
+	nc, err := connectNATS(natsURL, "crawlkit-stats", append([]nats.Option{nats.MaxReconnects(0)}, opts...))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("crawlnode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	natsURL := fs.String("nats", "nats://127.0.0.1:4222", "NATS server URLs, comma-separated")
+	var conn NATSFlags
+	conn.Register(fs)
 	id := fs.String("id", "", "node id, unique among the crawl's nodes (default: host name and pid)")
 	crawlID := fs.String("crawl", "default", "crawl id: names the stream, consumers and buckets")
 	partitions := fs.Int("partitions", DefaultPartitions, "number of partitions (fixed when the crawl is created)")
@@ -53,6 +55,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxCrawlDelay := fs.Duration("max-crawl-delay", crawlkit.DefaultMaxCrawlDelay, "cap on robots.txt Crawl-delay")
 	maxDepth := fs.Int("max-depth", 0, "follow links at most this deep (0: no limit)")
 	scope := fs.String("scope", "host", "links to follow: host, domain or any")
+	politeness := fs.String("politeness", "host", "what one politeness clock and one partition cover: host, domain (a registrable domain's hosts) or ip (the hosts on one address)")
 	dataDir := fs.String("data-dir", "", "directory for this node's robots.txt and fingerprint stores (empty: memory)")
 	httpAddr := fs.String("http", "", "serve /stats, /metrics and /queue on this address, e.g. 127.0.0.1:9090 or :9090")
 	advertise := fs.String("advertise", "", "host:port other machines reach -http at, published for crawlstats (default: the -http address; this machine's host name and the port if -http listens on all interfaces)")
@@ -104,6 +107,10 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q (seeds are given with -seed or -seeds-file)", fs.Arg(0))
 	}
+	natsOpts, err := conn.Options()
+	if err != nil {
+		return err
+	}
 	if *id == "" {
 		h, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.NewReplacer(".", "-").Replace(h), os.Getpid())
@@ -150,6 +157,11 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		dial = routeDialer("."+strings.Trim(strings.ToLower(tld), "."), target)
 	}
 
+	politeKey, err := politenessKeyFlag(*politeness, dial, *routeTLD)
+	if err != nil {
+		return err
+	}
+
 	// The stats server listens before the node is made, so that a bad
 	// -http or -advertise stops the command before it connects.
 	var ln net.Listener
@@ -171,7 +183,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		schedule = frontier.FixedInterval(*recrawl)
 	}
 	node, err := NewNode(Config{
-		NATSURL: *natsURL, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
+		NATSURL: conn.URL, NATSOptions: natsOpts, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
 		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
 		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
 		Results: *results, SnapshotEvery: *snapshotEvery,
@@ -179,7 +191,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			UserAgent: *userAgent, Seeds: seeds, Scope: sc, MaxDepth: *maxDepth, Workers: *workers,
 			Delay: *delay, MaxCrawlDelay: *maxCrawlDelay, RobotsRetries: *robotsRetries,
 			RetryBackoff: *retryBase, MaxAttempts: *maxAttempts, DataDir: *dataDir,
-			AllowPrivate: prefixes, DialContext: dial, Logger: logger, Recrawl: schedule,
+			AllowPrivate: prefixes, DialContext: dial, Logger: logger, Recrawl: schedule, PolitenessKey: politeKey,
 		},
 	})
 	if err != nil {
@@ -248,6 +260,39 @@ func isLocalName(host string) bool {
 	}
 	a, err := netip.ParseAddr(h)
 	return err == nil && a.Unmap().IsLoopback()
+}
+
+// politenessKeyFlag is the Crawler's PolitenessKey for -politeness. For
+// ip, hosts under -route-tld resolve to its target's address, the one
+// they are dialled at.
+func politenessKeyFlag(name string, routed func(ctx context.Context, network, addr string) (net.Conn, error), routeTLD string) (func(*url.URL) string, error) {
+	switch name {
+	case "host", "":
+		return nil, nil
+	case "domain":
+		return crawlkit.PolitenessByDomain, nil
+	case "ip":
+		if routed == nil {
+			return crawlkit.PolitenessByAddress(nil), nil
+		}
+		tld, target, _ := strings.Cut(routeTLD, "=")
+		suffix := "." + strings.Trim(strings.ToLower(tld), ".")
+		host, _, err := net.SplitHostPort(target)
+		if err != nil {
+			return nil, fmt.Errorf("-route-tld: %w", err)
+		}
+		addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+		if err != nil {
+			return nil, fmt.Errorf("-route-tld: %w", err)
+		}
+		return crawlkit.PolitenessByAddress(func(ctx context.Context, h string) ([]netip.Addr, error) {
+			if strings.HasSuffix(strings.TrimSuffix(strings.ToLower(h), "."), suffix) {
+				return addrs, nil
+			}
+			return nil, fmt.Errorf("distributed: -route-tld: %s is not under %s", h, suffix)
+		}), nil
+	}
+	return nil, fmt.Errorf("-politeness %q: want host, domain or ip", name)
 }
 
 // routeDialer dials every host under suffix at target and refuses any

@@ -65,6 +65,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/frontier"
 )
@@ -126,6 +128,12 @@ type Config struct {
 	// NATSURL lists the NATS servers, comma-separated
 	// ("nats://a:4222,nats://b:4222").
 	NATSURL string
+	// NATSOptions are passed to nats.Connect after the node's own
+	// (reconnect for ever, a client name): TLS (nats.RootCAs,
+	// nats.ClientCert), credentials (nats.UserCredentials,
+	// nats.NkeyOptionFromSeed, nats.UserInfo, nats.Token), or any other.
+	// NATSFlags.Options makes them from the commands' flags.
+	NATSOptions []nats.Option
 	// NodeID names this node in the membership bucket; letters, digits,
 	// '-' and '_'. It must be unique among the live nodes of a crawl.
 	NodeID string

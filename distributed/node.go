@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/crawlkit/crawlkit"
@@ -107,13 +106,9 @@ func (n *Node) QueueStats() QueueStats {
 // at once. It returns nil when the crawl finished.
 func (n *Node) Run(ctx context.Context) error {
 	cfg := n.cfg
-	nc, err := nats.Connect(cfg.NATSURL,
-		nats.Name("crawlkit-node-"+cfg.NodeID),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
-		nats.Timeout(5*time.Second))
+	nc, err := connectNATS(cfg.NATSURL, "crawlkit-node-"+cfg.NodeID, cfg.NATSOptions)
 	if err != nil {
-		return fmt.Errorf("distributed: connecting to %s: %w", cfg.NATSURL, err)
+		return err
 	}
 	defer nc.Close()
 	if err := checkServerVersion(nc.ConnectedServerVersion()); err != nil {

@@ -5,9 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -21,7 +19,8 @@ import (
 func RunResultsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("crawlresults", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	natsURL := fs.String("nats", "nats://127.0.0.1:4222", "NATS server URLs, comma-separated")
+	var conn NATSFlags
+	conn.Register(fs)
 	crawlID := fs.String("crawl", "default", "crawl id")
 	out := fs.String("out", "", "directory of the JSON Lines files (required)")
 	durable := fs.String("durable", "jsonl", "consumer name; one writer per name and directory")
@@ -29,6 +28,10 @@ func RunResultsCommand(ctx context.Context, args []string, stdout, stderr io.Wri
 	dupWindow := fs.Duration("dup-window", DefaultDuplicateWindow, "results stream duplicate window, if this command creates it")
 	untilDone := fs.Bool("until-done", false, "exit once the crawl is finished and every result is written")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	natsOpts, err := conn.Options()
+	if err != nil {
 		return err
 	}
 	if *out == "" {
@@ -42,10 +45,9 @@ func RunResultsCommand(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer w.Close()
-	nc, err := nats.Connect(*natsURL, nats.Name("crawlkit-results"), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond), nats.Timeout(5*time.Second))
+	nc, err := connectNATS(conn.URL, "crawlkit-results", natsOpts)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", *natsURL, err)
+		return err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)

@@ -82,9 +82,29 @@
     reasons("#deferred tbody", s.deferred);
     reasons("#links-rejected tbody", s.links_rejected);
     setText("waiting", waitingText(s.waiting));
+    cluster(s.cluster);
     rows("#workers tbody", s.worker_list, (w) =>
       `<tr><td>${esc(w.id)}${w.active ? "" : ' <span class="muted">(idle)</span>'}</td><td class="num">${fmt(w.leased)}</td><td class="num">${fmt(w.fetched)}</td><td>${fmtTime(w.last_seen)}</td></tr>`,
       "no workers seen");
+  }
+
+  // cluster shows the nodes and partitions of a distributed crawl, and
+  // hides the panel for a crawl on one machine.
+  function cluster(c) {
+    const panel = $("cluster");
+    if (!c || typeof c !== "object") { panel.hidden = true; return; }
+    panel.hidden = false;
+    const nodes = Array.isArray(c.nodes) ? c.nodes : [], parts = Array.isArray(c.partitions) ? c.partitions : [];
+    const owned = parts.filter((p) => p && p.owner).length;
+    setText("cluster-summary", `${plural(nodes.length, "node", "nodes")}, ${fmt(owned)} of ${plural(parts.length, "partition", "partitions")} owned, lag ${fmt(count(c.lag))}`);
+    rows("#cluster-nodes tbody", nodes, (n) => n.error ?
+      `<tr><td>${esc(n.id)}</td><td class="error" colspan="5">${esc(n.error)}</td></tr>` :
+      `<tr><td title="${esc(n.address)}">${esc(n.id)}</td><td class="num">${fmt(n.partitions)}</td><td class="num">${fmt(n.held)}</td><td class="num">${fmt(n.fetched)}</td><td class="num">${fmtRate(n.rate)}</td><td class="num">${fmtRate(n.average)}</td></tr>`,
+      "no nodes");
+    rows("#cluster-partitions tbody", parts, (p) => p.error ?
+      `<tr><td>${fmt(p.id)}</td><td class="error" colspan="5">${esc(p.error)}</td></tr>` :
+      `<tr><td>${fmt(p.id)}</td><td>${p.owner ? esc(p.owner) : '<span class="muted">moving</span>'}</td><td class="num">${fmt(p.pending)}</td><td class="num">${fmt(p.ack_pending)}</td><td class="num">${fmt(p.lag)}</td><td class="num">${fmt(p.ack_floor)} / ${fmt(p.last_seq)}</td></tr>`,
+      "no partitions");
   }
 
   // reasons fills a table of reason counts (an object of reason name to

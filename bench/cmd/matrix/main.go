@@ -87,8 +87,8 @@ func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 		// commit to compare with), on the 200×50 web.
 		"durable-before": {
 			Name: "durable-before", Title: "200 hosts × 50 pages, crawlkit in memory and on disk, this build and an earlier one (crawl-base)",
-			Kind: "durable",
-			Web:  []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
+			Kind:  "durable",
+			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
 			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
 			Variants: []variant{
 				{Name: "base-memory", Cmd: "base"},

@@ -32,6 +32,14 @@ type Config struct {
 	ClusterName string
 	ClusterPort int
 	Routes      []string
+	// TLSCert and TLSKey make clients connect with TLS; TLSCA, with
+	// TLSVerify, makes the server require client certificates signed by
+	// it (mutual TLS).
+	TLSCert, TLSKey, TLSCA string
+	TLSVerify              bool
+	// Configure, if set, changes the server's options last (tests set
+	// NKey users or operator mode with it).
+	Configure func(*server.Options)
 }
 
 // Start starts a server and waits until it accepts clients.
@@ -58,6 +66,16 @@ func Start(o Config) (*server.Server, error) {
 			opts.Routes = append(opts.Routes, u)
 		}
 	}
+	if o.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey, CaFile: o.TLSCA, Verify: o.TLSVerify})
+		if err != nil {
+			return nil, fmt.Errorf("natsd: TLS: %w", err)
+		}
+		opts.TLSConfig, opts.TLSVerify, opts.TLSTimeout = tc, o.TLSVerify, 5
+	}
+	if o.Configure != nil {
+		o.Configure(opts)
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsd: %w", err)
@@ -83,6 +101,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.ClusterName, "cluster", "", "cluster name (empty: no cluster)")
 	fs.IntVar(&o.ClusterPort, "cluster-port", 6222, "cluster port")
 	routes := fs.String("routes", "", "cluster routes, comma-separated (nats-route://host:port)")
+	fs.StringVar(&o.TLSCert, "tls-cert", "", "server certificate (PEM): clients connect with TLS")
+	fs.StringVar(&o.TLSKey, "tls-key", "", "key of -tls-cert")
+	fs.StringVar(&o.TLSCA, "tls-ca", "", "CA of the client certificates (with -tls-verify)")
+	fs.BoolVar(&o.TLSVerify, "tls-verify", false, "require client certificates signed by -tls-ca")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
