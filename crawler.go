@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -226,12 +227,32 @@ func New(cfg Config) (*Crawler, error) {
 	}, nil
 }
 
-// politenessKey is Config.PolitenessKey, or urlnorm.Host without one.
+// politenessKey is Config.PolitenessKey, or urlnorm.Host without one. A
+// user's key that panics or answers "" keys the URL by its host instead: a
+// lost clock costs a group its shared spacing, not the crawl; the panic is
+// logged, with its stack, the first time.
 func politenessKey(cfg Config) func(*url.URL) string {
-	if cfg.PolitenessKey != nil {
-		return cfg.PolitenessKey
+	fn := cfg.PolitenessKey
+	if fn == nil {
+		return urlnorm.Host
 	}
-	return urlnorm.Host
+	var once sync.Once
+	return func(u *url.URL) (key string) {
+		defer func() {
+			if v := recover(); v != nil {
+				once.Do(func() {
+					if cfg.Logger != nil {
+						cfg.Logger.Error("PolitenessKey panicked; URLs it fails on are keyed by their host", "url", u.String(), "panic", v, "stack", string(debug.Stack()))
+					}
+				})
+				key = ""
+			}
+			if key == "" {
+				key = urlnorm.Host(u)
+			}
+		}()
+		return fn(u)
+	}
 }
 
 // leaseHost is the host of a lease's URL. The lease's Host is its

@@ -135,3 +135,36 @@ func TestPolitenessByDomain(t *testing.T) {
 		}
 	}
 }
+
+// A PolitenessKey that panics, or answers "", keys those URLs by their host:
+// the crawl goes on, fetches every page, and says so once.
+func TestPolitenessKeyPanicsAreRecovered(t *testing.T) {
+	web := newWeb(t, crawltest.Config{Hosts: 3, PagesPerHost: 8, Seed: 9, Agent: "crawlkit-test", NoTraps: true})
+	var log pageLog
+	var out strings.Builder
+	cfg := crawlConfig(web, &log)
+	cfg.Logger = newTextLogger(&out)
+	var calls atomic.Int64
+	cfg.PolitenessKey = func(u *url.URL) string {
+		switch calls.Add(1) % 3 {
+		case 0:
+			panic("no key for " + u.Path)
+		case 1:
+			return ""
+		}
+		return "shared"
+	}
+	c, err := crawlkit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if missing := web.TruthFor("crawlkit-test", 0).Missing(log.urls()); len(missing) > 0 {
+		t.Errorf("%d pages not fetched, e.g. %v", len(missing), missing[0])
+	}
+	if n := strings.Count(out.String(), "PolitenessKey panicked"); n != 1 {
+		t.Errorf("the log says %d times that PolitenessKey panicked, want once", n)
+	}
+}
