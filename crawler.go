@@ -154,6 +154,10 @@ type Crawler struct {
 	// sharePoke asks startSharing's goroutine for a share of the trap
 	// state (nil without a StateStore).
 	sharePoke chan struct{}
+	// sharedChanges is the trap detector's Changes in the last share;
+	// nextTrapShare is when the monitor may ask for the next one.
+	sharedChanges atomic.Uint64
+	nextTrapShare time.Time
 	// nextTrapSave is when the monitor saves the trap learning next;
 	// trapChanges is the detector's Changes at the last save, if trapSaved.
 	nextTrapSave time.Time

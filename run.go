@@ -84,6 +84,7 @@ func (cr *Crawler) monitor(leaseCtx, workCtx context.Context, stop context.Cance
 		case <-poll.C:
 		}
 		cr.maybeSaveTraps(time.Now())
+		cr.maybeShareTraps(time.Now())
 		if cr.hasPending() {
 			if err := cr.enqueue(nil, nil); err != nil {
 				cr.cfg.Logger.Warn("queueing pending links", "err", err)

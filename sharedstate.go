@@ -35,6 +35,7 @@ const stateTimeout = 10 * time.Second
 func (cr *Crawler) shareTraps() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
+	var changes uint64
 	err := cr.cfg.StateStore.UpdateState(ctx, sharedTrapState, func(old []byte) ([]byte, error) {
 		if len(old) > 0 {
 			if err := cr.traps.Merge(bytes.NewReader(old)); err != nil {
@@ -43,6 +44,9 @@ func (cr *Crawler) shareTraps() error {
 				cr.cfg.Logger.Warn("shared spider-trap state unreadable; replacing it", "err", err)
 			}
 		}
+		// Read after the merge and before the snapshot: a change after
+		// it moves the counter, so maybeShareTraps shares it.
+		changes = cr.traps.Changes()
 		var buf bytes.Buffer
 		if err := cr.traps.Snapshot(&buf); err != nil {
 			return nil, err
@@ -52,7 +56,27 @@ func (cr *Crawler) shareTraps() error {
 	if err != nil {
 		return fmt.Errorf("crawlkit: sharing spider-trap state: %w", err)
 	}
+	cr.sharedChanges.Store(changes)
 	return nil
+}
+
+// trapShareMin is the least time between two shares of changed trap
+// learning: a kill loses what the process learned since its last share,
+// paid in trap fetches by the others.
+const trapShareMin = 250 * time.Millisecond
+
+// maybeShareTraps asks for a share when the trap learning changed since
+// the last one and trapShareMin has passed; the monitor's tick asks every
+// second regardless, to take in the other processes' learning.
+func (cr *Crawler) maybeShareTraps(now time.Time) {
+	if cr.sharePoke == nil || now.Before(cr.nextTrapShare) || cr.traps.Changes() == cr.sharedChanges.Load() {
+		return
+	}
+	cr.nextTrapShare = now.Add(trapShareMin)
+	select {
+	case cr.sharePoke <- struct{}{}:
+	default:
+	}
 }
 
 // startSharing shares the trap state on a goroutine of its own, each time
