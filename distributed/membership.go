@@ -45,6 +45,9 @@ type membership struct {
 	ref   time.Time            // arrival of the newest update
 	ready bool                 // the initial values were read
 	live  []string
+	// started is each member's MemberInfo.Started, by its own clock.
+	started map[string]time.Time
+	self    time.Time // this node's Started
 }
 
 func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, now func() time.Time, log *slog.Logger) (*membership, error) {
@@ -53,7 +56,8 @@ func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, no
 		return nil, err
 	}
 	return &membership{kv: kv, id: info.ID, info: b, ttl: ttl, now: now, log: log,
-		changed: make(chan struct{}, 1), seen: map[string]time.Time{}}, nil
+		changed: make(chan struct{}, 1), seen: map[string]time.Time{},
+		started: map[string]time.Time{}, self: info.Started}, nil
 }
 
 func memberKey(id string) string { return "node." + id }
@@ -149,11 +153,16 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 				}
 			}
 			m.seen[id] = at
+			var info MemberInfo
+			if json.Unmarshal(e.Value(), &info) == nil && !info.Started.IsZero() {
+				m.started[id] = info.Started
+			}
 			if at.After(m.ref) {
 				m.ref = at
 			}
 		default: // delete or purge: a graceful leave
 			delete(m.seen, id)
+			delete(m.started, id)
 		}
 	}
 	m.mu.Unlock()
@@ -190,6 +199,24 @@ func (m *membership) recompute() {
 		default:
 		}
 	}
+}
+
+// joinedRunning reports whether this node joined a crawl that was already
+// running: its view is ready and holds a live member that started more
+// than lead before this node. Such a node need not wait for nodes started
+// with it before its first assignment (Node.rebalance).
+func (m *membership) joinedRunning(lead time.Duration) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready || !slices.Contains(m.live, m.id) {
+		return false
+	}
+	for _, id := range m.live {
+		if s, ok := m.started[id]; ok && id != m.id && s.Before(m.self.Add(-lead)) {
+			return true
+		}
+	}
+	return false
 }
 
 // members returns the live members, sorted, and whether the view is ready

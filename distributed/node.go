@@ -130,7 +130,9 @@ func (n *Node) Run(ctx context.Context) error {
 	retrying := func(what string, err error) {
 		cfg.Logger.Info("setting up the crawl; retrying", "step", what, "err", err)
 	}
+	setupStart := time.Now()
 	stream, consumers, kv, err := setup(sctx, js, cfg, retrying)
+	cfg.Logger.Debug("crawl set up", "took", time.Since(setupStart).Round(time.Millisecond), "err", err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -250,13 +252,26 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 	// Nodes started together should see each other before the first
 	// assignment, or the first one takes every partition and hands most
 	// of them back a moment later.
+	// A node that joins a running crawl (its view holds a member started
+	// more than that wait before it) has no such peers to wait for: the
+	// running nodes release its partitions as soon as they see it, so
+	// it takes them at once (TestLateNode).
 	settle := time.NewTimer(n.cfg.MemberTTL / 2)
-	select {
-	case <-ctx.Done():
-		settle.Stop()
-		return
-	case <-settle.C:
+	look := time.NewTicker(max(n.cfg.MemberTTL/40, 20*time.Millisecond))
+	for settled := false; !settled; {
+		select {
+		case <-ctx.Done():
+			settle.Stop()
+			look.Stop()
+			return
+		case <-settle.C:
+			settled = true
+		case <-look.C:
+			settled = mem.joinedRunning(n.cfg.MemberTTL / 2)
+		}
 	}
+	settle.Stop()
+	look.Stop()
 	// The ticker retries what failed (an acquisition during a leader
 	// election) and looks again while this node is not in its own view.
 	tick := time.NewTicker(max(n.cfg.MemberTTL/8, 100*time.Millisecond))
@@ -338,6 +353,10 @@ func (n *Node) reconcile(ctx context.Context, q *Queue, want map[int]bool, acqui
 	wg.Wait()
 }
 
+// setupParallel is how many partition consumers a node checks or creates
+// at once when it starts.
+const setupParallel = 8
+
 // SetupTimeout bounds how long a node keeps trying to create or check the
 // crawl's stream, consumers and membership bucket when it starts.
 const SetupTimeout = 5 * time.Minute
@@ -383,23 +402,37 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config, retrying fun
 			return nil, nil, nil, err
 		}
 	}
+	// The partitions' consumers are checked or created a few at a time:
+	// one after another, the 64 round trips were most of a joining
+	// node's setup on a loaded server.
 	consumers := make([]jetstream.Consumer, cfg.Partitions)
+	errs := make([]error, cfg.Partitions)
+	sem := make(chan struct{}, setupParallel)
+	var wg sync.WaitGroup
 	for p := range cfg.Partitions {
-		err := try(fmt.Sprintf("consumer of partition %d", p), func(ctx context.Context) (err error) {
-			consumers[p], err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-				Durable:        nm.consumer(p),
-				FilterSubject:  nm.subject(p),
-				AckPolicy:      jetstream.AckExplicitPolicy,
-				AckWait:        cfg.AckWait,
-				MaxDeliver:     -1,
-				MaxAckPending:  cfg.MaxHeldPerPartition,
-				DeliverPolicy:  jetstream.DeliverAllPolicy,
-				PriorityPolicy: jetstream.PriorityPolicyPinned,
-				PriorityGroups: []string{priorityGroup},
-				PinnedTTL:      3 * cfg.PullExpiry,
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[p] = try(fmt.Sprintf("consumer of partition %d", p), func(ctx context.Context) (err error) {
+				consumers[p], err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+					Durable:        nm.consumer(p),
+					FilterSubject:  nm.subject(p),
+					AckPolicy:      jetstream.AckExplicitPolicy,
+					AckWait:        cfg.AckWait,
+					MaxDeliver:     -1,
+					MaxAckPending:  cfg.MaxHeldPerPartition,
+					DeliverPolicy:  jetstream.DeliverAllPolicy,
+					PriorityPolicy: jetstream.PriorityPolicyPinned,
+					PriorityGroups: []string{priorityGroup},
+					PinnedTTL:      3 * cfg.PullExpiry,
+				})
+				return err
 			})
-			return err
-		})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, nil, nil, err
 		}

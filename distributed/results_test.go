@@ -133,6 +133,13 @@ func TestResultsExactlyOnceAfterKills(t *testing.T) {
 	logNodeStats(t, nodes[0], nodes[2])
 	checkCrawl(t, web, 0.02)
 
+	checkResultsOnce(t, out, truth)
+}
+
+// checkResultsOnce checks the results a writer put in out: every record
+// id once, and a record for every page of the truth.
+func checkResultsOnce(t *testing.T, out string, truth []string) {
+	t.Helper()
 	byID := map[string]int{}
 	byURL := map[string]int{}
 	for _, r := range readResults(t, out) {
