@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -44,6 +46,15 @@ func runRole(role string) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	// DISTRIBUTED_TEST_CPUPROFILE names a directory for a CPU profile of
+	// every child process (ROLE-PID.prof).
+	if dir := os.Getenv("DISTRIBUTED_TEST_CPUPROFILE"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.prof", role, os.Getpid())))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
 	var err error
 	switch role {
 	case "node":
@@ -101,7 +112,7 @@ func fetchedPages(rep crawltest.Report) []string {
 // checkCrawl compares a finished crawl with the truth and the server's
 // accounting: every page of the truth fetched, duplicates under maxDup of
 // the fetches, no robots or politeness violation.
-func checkCrawl(t *testing.T, web *crawltest.Web, maxDup float64) crawltest.Report {
+func checkCrawl(t testing.TB, web *crawltest.Web, maxDup float64) crawltest.Report {
 	t.Helper()
 	truth := web.TruthFor(testToken, 0)
 	rep := web.Report()

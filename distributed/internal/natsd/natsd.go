@@ -37,6 +37,10 @@ type Config struct {
 	// it (mutual TLS).
 	TLSCert, TLSKey, TLSCA string
 	TLSVerify              bool
+	// ProfPort, if not zero, serves Go's pprof profiles of the server on
+	// this port (127.0.0.1 unless Host says otherwise), to see where a
+	// crawl's server CPU goes.
+	ProfPort int
 	// Configure, if set, changes the server's options last (tests set
 	// NKey users or operator mode with it).
 	Configure func(*server.Options)
@@ -52,6 +56,7 @@ func Start(o Config) (*server.Server, error) {
 		StoreDir:   o.StoreDir,
 		NoLog:      true,
 		NoSigs:     true,
+		ProfPort:   o.ProfPort,
 	}
 	if opts.Host == "" {
 		opts.Host = "127.0.0.1"
@@ -105,6 +110,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.TLSKey, "tls-key", "", "key of -tls-cert")
 	fs.StringVar(&o.TLSCA, "tls-ca", "", "CA of the client certificates (with -tls-verify)")
 	fs.BoolVar(&o.TLSVerify, "tls-verify", false, "require client certificates signed by -tls-ca")
+	fs.IntVar(&o.ProfPort, "prof-port", 0, "serve Go's pprof profiles on this port (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
