@@ -136,16 +136,8 @@ func (c *child) wait(t testing.TB, timeout time.Duration) {
 	}
 }
 
-// killTestWeb is the web of the kill tests: 500 hosts, Crawl-delay on a
-// sixth of them, spacing checked by the server.
-func killTestWeb(t testing.TB) *crawltest.Web {
-	pages := 8
-	if testing.Short() {
-		pages = 4
-	}
-	return newWeb(t, crawltest.Config{Hosts: 500, PagesPerHost: pages, Seed: 12, Agent: testToken,
-		MinGap: 50 * time.Millisecond, CrawlDelay: 300 * time.Millisecond})
-}
+// killTestWeb is the web of the kill tests (failoverWeb, seed 12).
+func killTestWeb(t testing.TB) *crawltest.Web { return failoverWeb(t, 12, nil) }
 
 // Bounds of the kill tests' phases. On the loaded 2-core machine a cluster
 // of three server processes plus three -race node processes took over a
