@@ -153,9 +153,13 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 				}
 			}
 			m.seen[id] = at
-			var info MemberInfo
-			if json.Unmarshal(e.Value(), &info) == nil && !info.Started.IsZero() {
-				m.started[id] = info.Started
+			// A member's start does not change: decode it once, not at
+			// every heartbeat.
+			if _, known := m.started[id]; !known {
+				var info MemberInfo
+				if json.Unmarshal(e.Value(), &info) == nil && !info.Started.IsZero() {
+					m.started[id] = info.Started
+				}
 			}
 			if at.After(m.ref) {
 				m.ref = at
