@@ -23,25 +23,12 @@ const addChunk = 4096
 // sharedqueue.Config's, the same for every shared queue.
 type QueueConfig = sharedqueue.Config
 
-// Queue is a crawlkit.Queue whose state lives in the DB's urls and hosts
-// tables, shared by every process that opens the same schema. Its methods
-// are safe for concurrent use.
-//
-// The guarantees across processes:
-//   - Add queues a URL at most once over the life of the schema: a URL
-//     queued, leased or finished before is dropped, atomically (the urls
-//     primary key).
-//   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settle.Settlement set from the
-//     Politeness model (or a BlockHost time).
-//   - Every lease settles at most once; a lease whose time ran out is
-//     leased again (after the host's last politeness delay), and its late
-//     Done fails with frontier.ErrLeaseExpired.
-//   - NextAt returns a zero time only when no URL of the crawl is queued or
-//     leased by any process.
-//
-// Across hosts, ready hosts are served in the order they became ready;
-// within a host, lower bands first and first in, first out within a band.
+// Settlement is a lease and its outcome for DoneBatchAt: sharedqueue's.
+type Settlement = sharedqueue.Settlement
+
+// Queue is a sharedqueue.Queue whose state lives in the DB's urls and hosts
+// tables, shared by every process that opens the same schema. Its
+// guarantees are the primary key on urls and row locks on hosts.
 type Queue struct {
 	db *DB
 	// core is the queue's logic shared with storage/redis; the backend
@@ -55,7 +42,7 @@ type backend struct {
 	core *queuecore.Queue
 }
 
-var _ queuecore.Methods = (*Queue)(nil)
+var _ sharedqueue.Queue = (*Queue)(nil)
 
 var _ queuecore.Notifier = (*backend)(nil)
 
@@ -82,10 +69,8 @@ func (db *DB) Queue(opts QueueConfig) (*Queue, error) {
 	return &Queue{db: db, core: core}, nil
 }
 
-// Close ends the handle: a blocked Next returns and later calls fail with
-// ErrClosed (which matches frontier.ErrClosed). Leases it handed out and did not settle expire in the
-// database as any crashed worker's would. The DB stays open. Close is
-// idempotent.
+// Close implements sharedqueue.Queue. Leases it did not settle expire in
+// the database.
 func (q *Queue) Close() error { return q.core.Close() }
 
 // Closed reports whether the DB is closed.
@@ -94,19 +79,12 @@ func (b *backend) Closed() bool { return b.db.isClosed() }
 // Round is t at PostgreSQL's resolution, microseconds.
 func (b *backend) Round(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
-// Add queues entries that the crawl has not seen before, reading the clock
-// from QueueConfig.Now.
+// Add implements sharedqueue.Queue.
 func (q *Queue) Add(entries ...frontier.Entry) error { return q.core.Add(entries...) }
 
-// AddAt queues the entries at time now and reports how many were new to the
-// crawl: an entry whose URL (by urlnorm.Key) was queued before, by any
-// process, is dropped. Entries whose NotBefore is after now wait for it. An
-// invalid entry (an empty URL, no host, Meta over 64 KiB, or a URL or host
-// that is not UTF-8 or holds a NUL byte, which PostgreSQL's text cannot
-// store) fails the whole call before anything is written
-// (frontier.ErrInvalidEntry); otherwise the entries are written in
-// statements of up to 4096 URLs, each committed on its own, and a failed
-// call may be repeated.
+// AddAt implements sharedqueue.Queue in statements of up to 4096 URLs,
+// each committed on its own. A URL or host that is not UTF-8 or holds a NUL
+// byte, which PostgreSQL's text cannot store, makes an entry invalid.
 func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.Entry) (int, error) {
 	return q.core.AddAt(ctx, now, entries...)
 }
@@ -171,11 +149,7 @@ func (b *backend) insert(ctx context.Context, now time.Time, entries []queuecore
 	return int(added), err
 }
 
-// NextAt leases the best due URL of a host that may be contacted at now, if
-// any. Otherwise it returns a nil lease and the earliest time a host becomes
-// ready (the end of a politeness delay, a block, a due time, or the end of
-// an unsettled lease), or the zero time when no URL of the crawl is queued
-// or leased. It never blocks on other workers.
+// NextAt implements sharedqueue.Queue with one crawlkit_lease call.
 func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) { return q.core.NextAt(now) }
 
 // leaseSQL and nextSQL run together in one round trip: when the first leases
@@ -186,9 +160,8 @@ const (
 	nextSQL = `SELECT min(ready_at) FROM hosts WHERE due_at IS NOT NULL`
 )
 
-// LeaseAt leases up to n URLs at time now, each of a different ready host,
-// in one round trip. When it leases none it also returns when to ask again,
-// as NextAt does.
+// LeaseAt implements sharedqueue.Queue: crawlkit_lease and the query for
+// the next ready host share one round trip.
 func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.Lease, time.Time, error) {
 	return q.core.LeaseAt(ctx, now, n)
 }
@@ -255,33 +228,16 @@ func (b *backend) Lease(ctx context.Context, now time.Time, n int, expires time.
 	return res, nil
 }
 
-// Next returns a lease, waiting until one is available or ctx is done. While
-// nothing is ready, one of the waiting calls asks the database again when the
-// earliest host becomes ready, and at least every PollInterval (other
-// processes add and settle URLs); the others sleep until it finds work, it
-// stops waiting, or URLs are added (by this Queue, or by another process if
-// the listener is on: see QueueConfig.NoListen), so idle workers cost one
-// query per interval, not one each. Lost connections are waited out; other errors are
-// returned.
+// Next implements sharedqueue.Queue; other processes' Adds are heard
+// through LISTEN on the schema's channel.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) { return q.core.Next(ctx) }
 
-// Done settles l with outcome o, reading the clock from QueueConfig.Now.
+// Done implements sharedqueue.Queue.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	return q.core.Done(l, o)
 }
 
-// Settlement is one lease and its outcome for DoneBatchAt, which sets Err
-// and Result.
-type Settlement = sharedqueue.Settlement
-
-// DoneAt settles l with outcome o at time now: the URL is finished, or
-// queued again for a retry or a recrawl (see frontier.Outcome), and the
-// host's next contact time becomes the Politeness model's ReadyAt(host,
-// now). It returns frontier.ErrLeaseExpired if the lease ran out before now
-// (its URL is leased again), and frontier.ErrLeaseSettled if it was settled
-// already. A settle interrupted by a lost connection is retried; the retry
-// recognizes a settle that did commit. It reports what the settlement did:
-// this queue's policy decided it, which the caller cannot see.
+// DoneAt implements sharedqueue.Queue with one crawlkit_settle call.
 func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	return q.core.DoneAt(ctx, now, l, o)
 }
@@ -289,9 +245,8 @@ func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o 
 // settleSQL settles one lease (see crawlkit_settle in the migration).
 const settleSQL = `SELECT crawlkit_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 
-// DoneBatchAt settles several leases at time now in one round trip and one
-// transaction, setting each Settlement's Err. It returns an error only when
-// the batch as a whole failed, in which case none was settled.
+// DoneBatchAt implements sharedqueue.Queue in one transaction: when it
+// fails, none of the leases was settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
 	return q.core.DoneBatchAt(ctx, now, batch)
 }
@@ -351,12 +306,11 @@ func (b *backend) sendSettles(ctx context.Context, now time.Time, work []queueco
 	return br.Close()
 }
 
-// Extend prolongs l to ttl from now (QueueConfig.Now).
+// Extend implements sharedqueue.Queue.
 func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error { return q.core.Extend(l, ttl) }
 
-// ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.
-// It returns frontier.ErrLeaseExpired if the lease ran out before now, and
-// frontier.ErrLeaseSettled if it was settled.
+// ExtendAt implements sharedqueue.Queue, moving the URL's and its host's
+// expiry in one transaction.
 func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, ttl time.Duration) error {
 	return q.core.ExtendAt(ctx, now, l, ttl)
 }
@@ -399,12 +353,11 @@ func (b *backend) Extend(ctx context.Context, now time.Time, l *frontier.Lease, 
 	return queuecore.Applied, nil
 }
 
-// BlockHost keeps host from being leased before until, for every process.
-// Blocks only extend: an earlier until than the current block is ignored.
-// Unlike frontier.Frontier's, blocks are stored. Errors are logged.
+// BlockHost implements sharedqueue.Queue; the block is the host row's
+// blocked_until.
 func (q *Queue) BlockHost(host string, until time.Time) { q.core.BlockHost(host, until) }
 
-// BlockHostAt is BlockHost with a context and an error.
+// BlockHostAt implements sharedqueue.Queue.
 func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) error {
 	return q.core.BlockHostAt(ctx, host, until)
 }
@@ -433,11 +386,8 @@ func (q *Queue) Record(ctx context.Context, url string, status int, contentHash 
 	}, "record")
 }
 
-// Stats returns this handle's counters (Added, Leases, Succeeded, …, and
-// Leased: its own unsettled, unexpired leases) and the crawl's shared
-// counts: Hosts with unsettled URLs, InMemory URLs queued (in the database,
-// not leased) and Delayed of them not yet due. The shared counts are
-// refreshed at most once a second.
+// Stats implements sharedqueue.Queue; the shared counts are one query
+// over the urls and hosts tables.
 func (q *Queue) Stats() frontier.Stats { return q.core.Stats() }
 
 // Counts counts the hosts with work and the queued URLs.
@@ -450,8 +400,8 @@ func (b *backend) Counts(ctx context.Context, now time.Time) (queuecore.Counts, 
 	return c, wrap("stats", err)
 }
 
-// Deduplicates reports that Add drops URLs the queue holds or has
-// finished, as crawlkit.Queue requires.
+// Deduplicates implements sharedqueue.Queue: the urls table's primary key
+// drops a URL seen before.
 func (q *Queue) Deduplicates() bool { return true }
 
 // Listen runs the listener until ctx ends: it keeps a connection listening

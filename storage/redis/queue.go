@@ -28,25 +28,13 @@ const addChunk = 1000
 // sharedqueue.Config's, the same for every shared queue.
 type QueueConfig = sharedqueue.Config
 
-// Queue is a crawlkit.Queue whose state lives in the crawl's Redis keys,
-// shared by every process that opens the same crawl. Its methods are safe
-// for concurrent use.
-//
-// The guarantees across processes (as long as the server keeps its writes;
-// see the package documentation):
-//   - Add queues a URL at most once over the life of the crawl: a URL
-//     queued, leased or finished before is dropped, atomically.
-//   - A host holds at most one unexpired lease, and is leased no earlier
-//     than the time its previous lease's settle.Settlement set from the
-//     Politeness model (or a BlockHost time).
-//   - Every lease settles at most once; a lease whose time ran out is
-//     leased again (after the host's last politeness delay), and its late
-//     Done fails with frontier.ErrLeaseExpired.
-//   - NextAt returns a zero time only when no URL of the crawl is queued or
-//     leased by any process.
-//
-// Across hosts, ready hosts are served in the order they became ready;
-// within a host, lower bands first and first in, first out within a band.
+// Settlement is a lease and its outcome for DoneBatchAt: sharedqueue's.
+type Settlement = sharedqueue.Settlement
+
+// Queue is a sharedqueue.Queue whose state lives in the crawl's Redis keys,
+// shared by every process that opens the same crawl. Its guarantees hold
+// as long as the server keeps its writes (see the package documentation):
+// each change is one Lua script, which Redis runs atomically.
 type Queue struct {
 	// core is the queue's logic shared with storage/postgres; its
 	// backend is the Lua scripts.
@@ -59,7 +47,7 @@ type scriptQueue struct {
 	core *queuecore.Queue
 }
 
-var _ queuecore.Methods = (*Queue)(nil)
+var _ sharedqueue.Queue = (*Queue)(nil)
 
 // Queue returns a handle on the crawl's shared queue. Each process (or each
 // crawler) takes its own; handles on one crawl share everything but their
@@ -79,10 +67,8 @@ func (db *DB) Queue(opts QueueConfig) (*Queue, error) {
 	return &Queue{core: core}, nil
 }
 
-// Close ends the handle: a blocked Next returns and later calls fail with
-// ErrClosed (which matches frontier.ErrClosed). Leases it handed out and did not settle expire on the
-// server as any crashed worker's would. The DB stays open. Close is
-// idempotent.
+// Close implements sharedqueue.Queue. Leases it did not settle expire on
+// the server.
 func (q *Queue) Close() error { return q.core.Close() }
 
 // Closed reports whether the DB is closed.
@@ -98,17 +84,11 @@ func (s *scriptQueue) Round(t time.Time) time.Time { return time.UnixMicro(micro
 // in hexadecimal.
 func urlID(url string) string { return fmt.Sprintf("%016x", urlnorm.Key(url)) }
 
-// Add queues entries that the crawl has not seen before, reading the clock
-// from QueueConfig.Now.
+// Add implements sharedqueue.Queue.
 func (q *Queue) Add(entries ...frontier.Entry) error { return q.core.Add(entries...) }
 
-// AddAt queues the entries at time now and reports how many were new to the
-// crawl: an entry whose URL (by urlnorm.Key) was queued before, by any
-// process, is dropped. Entries whose NotBefore is after now wait for it. An
-// invalid entry fails the whole call before anything is written
-// (frontier.ErrInvalidEntry); otherwise the entries go to the server in
-// script calls of up to 1000 URLs, pipelined in one round trip, each applied
-// atomically; a failed call may be repeated.
+// AddAt implements sharedqueue.Queue in script calls of up to 1000 URLs,
+// pipelined in one round trip, each applied atomically.
 func (q *Queue) AddAt(ctx context.Context, now time.Time, entries ...frontier.Entry) (int, error) {
 	return q.core.AddAt(ctx, now, entries...)
 }
@@ -173,17 +153,11 @@ func (s *scriptQueue) loadScripts(ctx context.Context) error {
 	return nil
 }
 
-// NextAt leases the best due URL of a host that may be contacted at now, if
-// any. Otherwise it returns a nil lease and the earliest time a host may
-// become ready (the end of a politeness delay, a block, a due time, or the
-// end of an unsettled lease), or the zero time when no URL of the crawl is
-// queued or leased. It never blocks on other workers.
+// NextAt implements sharedqueue.Queue with one lease script call.
 func (q *Queue) NextAt(now time.Time) (*frontier.Lease, time.Time, error) { return q.core.NextAt(now) }
 
-// LeaseAt leases up to n URLs at time now, each of a different ready host,
-// in one script call. When it leases none it also returns when to ask
-// again, as NextAt does. Leasing is not repeated after a lost connection:
-// leases whose reply was lost expire.
+// LeaseAt implements sharedqueue.Queue in one script call. Leasing is not
+// repeated after a lost connection: leases whose reply was lost expire.
 func (q *Queue) LeaseAt(ctx context.Context, now time.Time, n int) ([]*frontier.Lease, time.Time, error) {
 	return q.core.LeaseAt(ctx, now, n)
 }
@@ -271,41 +245,22 @@ func (s *scriptQueue) dropCorrupt(ctx context.Context, now time.Time, args []any
 	return dropped
 }
 
-// Next returns a lease, waiting until one is available or ctx is done. While
-// nothing is ready, one of the waiting calls asks the server again when the
-// earliest host may become ready, and at least every PollInterval (other
-// processes add and settle URLs); the others sleep until it finds work, it
-// stops waiting, or URLs are added (by this Queue, or by another process if
-// the listener is on: see QueueConfig.NoListen), so idle workers cost one
-// script call per interval, not one each. Lost connections are waited out; other
-// errors are returned.
+// Next implements sharedqueue.Queue; other processes' Adds are heard
+// through a subscription to the crawl's "added" channel.
 func (q *Queue) Next(ctx context.Context) (*frontier.Lease, error) { return q.core.Next(ctx) }
 
-// Done settles l with outcome o, reading the clock from QueueConfig.Now.
+// Done implements sharedqueue.Queue.
 func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	return q.core.Done(l, o)
 }
 
-// Settlement is one lease and its outcome for DoneBatchAt, which sets Err
-// and Result.
-type Settlement = sharedqueue.Settlement
-
-// DoneAt settles l with outcome o at time now: the URL is finished, or
-// queued again for a retry or a recrawl (see frontier.Outcome), and the
-// host's next contact time becomes the Politeness model's ReadyAt(host,
-// now). It returns frontier.ErrLeaseExpired if the lease ran out before now
-// (its URL is leased again), and frontier.ErrLeaseSettled if it was settled
-// already. A settle interrupted by a lost connection is retried; the retry
-// recognizes a settle that did commit. It reports what the settlement did:
-// this queue's policy decided it, which the caller cannot see.
+// DoneAt implements sharedqueue.Queue with one settle script call.
 func (q *Queue) DoneAt(ctx context.Context, now time.Time, l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error) {
 	return q.core.DoneAt(ctx, now, l, o)
 }
 
-// DoneBatchAt settles several leases at time now in one script call
-// (atomic, one round trip), setting each Settlement's Err. It returns an
-// error only when the call failed, in which case none or all of the leases
-// were settled.
+// DoneBatchAt implements sharedqueue.Queue in one script call, which is
+// atomic: when it fails, none or all of the leases were settled.
 func (q *Queue) DoneBatchAt(ctx context.Context, now time.Time, batch []Settlement) error {
 	return q.core.DoneBatchAt(ctx, now, batch)
 }
@@ -349,12 +304,10 @@ func (s *scriptQueue) Settle(ctx context.Context, now time.Time, work []queuecor
 	return out, attempt > 1, nil
 }
 
-// Extend prolongs l to ttl from now (QueueConfig.Now).
+// Extend implements sharedqueue.Queue.
 func (q *Queue) Extend(l *frontier.Lease, ttl time.Duration) error { return q.core.Extend(l, ttl) }
 
-// ExtendAt prolongs l so that it expires at now+ttl, and updates l.Expires.
-// It returns frontier.ErrLeaseExpired if the lease ran out before now, and
-// frontier.ErrLeaseSettled if it was settled.
+// ExtendAt implements sharedqueue.Queue with one extend script call.
 func (q *Queue) ExtendAt(ctx context.Context, now time.Time, l *frontier.Lease, ttl time.Duration) error {
 	return q.core.ExtendAt(ctx, now, l, ttl)
 }
@@ -371,12 +324,10 @@ func (s *scriptQueue) Extend(ctx context.Context, now time.Time, l *frontier.Lea
 	return queuecore.CodeOf(code), err
 }
 
-// BlockHost keeps host from being leased before until, for every process.
-// Blocks only extend: an earlier until than the current block is ignored.
-// Unlike frontier.Frontier's, blocks are stored. Errors are logged.
+// BlockHost implements sharedqueue.Queue with the block script.
 func (q *Queue) BlockHost(host string, until time.Time) { q.core.BlockHost(host, until) }
 
-// BlockHostAt is BlockHost with a context and an error.
+// BlockHostAt implements sharedqueue.Queue.
 func (q *Queue) BlockHostAt(ctx context.Context, host string, until time.Time) error {
 	return q.core.BlockHostAt(ctx, host, until)
 }
@@ -388,11 +339,8 @@ func (s *scriptQueue) Block(ctx context.Context, host string, until time.Time) e
 	})
 }
 
-// Stats returns this handle's counters (Added, Leases, Succeeded, …;
-// Corrupt: unreadable URL records it leased and dropped; Leased: its own
-// unsettled, unexpired leases) and the crawl's shared counts: Hosts with
-// queued URLs or a lease, InMemory URLs queued on the server (not leased)
-// and Delayed of them not yet due.
+// Stats implements sharedqueue.Queue. Its Corrupt counts the unreadable
+// URL records this handle leased and dropped.
 func (q *Queue) Stats() frontier.Stats { return q.core.Stats() }
 
 // Counts reads the crawl's counters and key sizes in one round trip.
@@ -414,8 +362,8 @@ func (s *scriptQueue) Counts(ctx context.Context, now time.Time) (queuecore.Coun
 	return queuecore.Counts{Hosts: int(ready.Val() + leased.Val()), Queued: nq + d, Delayed: d}, nil
 }
 
-// Deduplicates reports that Add drops URLs the queue holds or has
-// finished, as crawlkit.Queue requires.
+// Deduplicates implements sharedqueue.Queue: the crawl's seen hash drops a
+// URL queued before.
 func (q *Queue) Deduplicates() bool { return true }
 
 // listenCheck is how long the listener's subscription may be quiet before

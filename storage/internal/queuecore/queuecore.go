@@ -114,20 +114,6 @@ func CodeOf(c int64) Code {
 	return Expired
 }
 
-// Methods is the method set of every store's Queue that crawlkit.Queue
-// (and crawlkit's lease extension) needs: each store asserts its Queue has
-// it, so that a store that drifts fails to build, not at its first crawl.
-type Methods interface {
-	Add(entries ...frontier.Entry) error
-	Next(ctx context.Context) (*frontier.Lease, error)
-	NextAt(now time.Time) (*frontier.Lease, time.Time, error)
-	Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement, error)
-	BlockHost(host string, until time.Time)
-	Stats() frontier.Stats
-}
-
-var _ Methods = (*Queue)(nil)
-
 // Counts are the crawl-wide counts of Stats.
 type Counts struct{ Hosts, Queued, Delayed int }
 
