@@ -18,7 +18,7 @@ import (
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/metrics"
+	"github.com/crawlkit/crawlkit/metrics/prometheus"
 )
 
 // hostsSite serves several virtual hosts (told apart by the Host header)
@@ -270,7 +270,7 @@ func TestSinkErrorsAreCounted(t *testing.T) {
 		t.Errorf("Stats.SinkErrors = %d, the sink failed %d times", got, n)
 	}
 	rec := httptest.NewRecorder()
-	metrics.Handler(c).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	prometheus.Handler(c).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if want := fmt.Sprintf("crawlkit_sink_errors_total %d", n); !strings.Contains(rec.Body.String(), want) {
 		t.Errorf("metrics lack %q", want)
 	}

@@ -16,15 +16,15 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+	_ "github.com/crawlkit/crawlkit/storage/datadir" // Config.DataDir on Pebble
 
 	iawarc "github.com/internetarchive/gowarc"
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/crawltest"
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/metrics"
-	"github.com/crawlkit/crawlkit/warc"
+	"github.com/crawlkit/crawlkit/metrics/prometheus"
 )
 
 const testAgent = "crawlkit-test/1.0 (+http://example.test/bot)"
@@ -376,7 +376,7 @@ func TestRunTwiceAndStatsHandlers(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	metrics.Handler(c).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	prometheus.Handler(c).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body := rec.Body.String()
 	for _, want := range []string{`crawlkit_urls_total{outcome="fetched"}`, "crawlkit_queue_urls", `crawlkit_hosts{state="discovered"} 3`} {
 		if !strings.Contains(body, want) {

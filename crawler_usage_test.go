@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/usage"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 // usageSite serves a site whose pages say different things about AI

@@ -62,7 +62,7 @@ type DataDirOpener func(dir string, opts DataDirConfig) (DataStore, error)
 
 // ErrNoDataStore is returned by New for a Config.DataDir when no DataStore
 // is linked into the program.
-var ErrNoDataStore = errors.New(`crawlkit: Config.DataDir needs a disk store: import _ "github.com/crawlkit/crawlkit/datadir"`)
+var ErrNoDataStore = errors.New(`crawlkit: Config.DataDir needs a disk store: import _ "github.com/crawlkit/crawlkit/storage/datadir"`)
 
 var (
 	dataDirMu     sync.Mutex

@@ -76,7 +76,7 @@
 // not stopped (politeness clocks and Retry-After blocks persist), and the
 // Crawler's memory does not grow with the pages fetched (the frontier, the
 // near-duplicate index and the names of indexed pages are on disk). Stats,
-// StatsHandler (JSON) and metrics.Handler (Prometheus) report progress, and a
+// StatsHandler (JSON) and prometheus.Handler (package metrics/prometheus) report progress, and a
 // Sink such as WARCSink archives every fetch. Config.Queue replaces the
 // frontier with a shared one so that several processes work on one crawl.
 //

@@ -21,7 +21,7 @@ func TestRootLinksNoHeavyDependencies(t *testing.T) {
 		"github.com/nats-io/",
 		"github.com/jackc/pgx",
 		"github.com/redis/go-redis",
-		"github.com/crawlkit/crawlkit/dashboard",
+		"github.com/crawlkit/crawlkit/service/dashboard",
 	} {
 		for _, dep := range strings.Fields(string(out)) {
 			if strings.HasPrefix(dep, heavy) {

@@ -7,10 +7,10 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/extract"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/usage"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 // Page is a fetched page as the Handler sees it. The Handler may keep it;

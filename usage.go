@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/usage"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 // Usage preferences (package usage): what a site says about how its

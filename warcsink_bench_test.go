@@ -8,8 +8,8 @@ import (
 	"time"
 
 	crawlkit "github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/crawltest"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 // BenchmarkCrawlWARC crawls a synthetic web of 1 000 pages per iteration,

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	crawlkit "github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/fetch"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 // warcRecord is one record of a WARC file: its fields and block.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	crawlkit "github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/fetch"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 // TestWARCSinkArchivesWireBody crawls a site that sends its page gzipped

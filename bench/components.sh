@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 out=bench/results
 mkdir -p "$out"
 go test -run '^$' -bench . -benchtime 200ms -count 3 -timeout 20m \
-	./urlnorm ./robots ./extract ./sitemap ./trap ./simhash ./bloom ./fetch ./frontier ./frontier/httpapi ./crawltest \
+	./urlnorm ./robots ./extract ./sitemap ./trap ./simhash ./bloom ./fetch ./frontier ./service/frontierapi ./crawltest \
 	| tee "$out/components.txt"
 benchstat "$out/components.txt" > "$out/components.benchstat"
 cat "$out/components.benchstat"

@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/crawlkit/crawlkit"
-	"github.com/crawlkit/crawlkit/dashboard"
+	"github.com/crawlkit/crawlkit/service/dashboard"
 )
 
 // ClusterStatus is a distributed crawl seen as a whole: who owns which

@@ -16,8 +16,8 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
-	"github.com/crawlkit/crawlkit/dashboard"
 	"github.com/crawlkit/crawlkit/distributed"
+	"github.com/crawlkit/crawlkit/service/dashboard"
 )
 
 // readStatus runs the crawlstats command with -json.

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+	_ "github.com/crawlkit/crawlkit/storage/datadir" // Config.DataDir on Pebble
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/frontier"

@@ -15,7 +15,7 @@ import (
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/metrics"
+	"github.com/crawlkit/crawlkit/metrics/prometheus"
 )
 
 // Node is one crawler process of a distributed crawl. Create it with
@@ -83,7 +83,7 @@ func (n *Node) Crawler() *crawlkit.Crawler { return n.crawler }
 func (n *Node) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/stats", n.crawler.StatsHandler())
-	mux.Handle("/metrics", metrics.Handler(n.crawler))
+	mux.Handle("/metrics", prometheus.Handler(n.crawler))
 	mux.HandleFunc("/queue", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(n.QueueStats())

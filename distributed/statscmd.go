@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/crawlkit/crawlkit"
-	"github.com/crawlkit/crawlkit/dashboard"
+	"github.com/crawlkit/crawlkit/service/dashboard"
 )
 
 // RunStatsCommand is the stats command (cmd/crawlstats). Given /stats URLs

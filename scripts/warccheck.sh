@@ -28,4 +28,4 @@ export WARCIO_DIR
 go run ./examples/quickstart -data-dir "$work/data" -web-hosts "$hosts" -web-pages "$pages" -delay 1ms >"$work/crawl.log"
 tail -n 1 "$work/crawl.log"
 node scripts/warccheck.mjs "$WARCIO_DIR" "$work"/data/warc/*.warc.gz
-go test -count=1 -run TestWarcioReadsRecords ./warc/
+go test -count=1 -run TestWarcioReadsRecords ./archive/warc/

@@ -1,5 +1,5 @@
 // Command frontierd runs a crawl frontier as an HTTP service (package
-// frontier/httpapi) on a durable Pebble store, with the live dashboard
+// service/frontierapi) on a durable Pebble store, with the live dashboard
 // (package dashboard) on a second, loopback address.
 //
 //	export CRAWLKIT_TOKEN=$(head -c 24 /dev/urandom | base64)
@@ -12,7 +12,7 @@
 //	curl -H "Authorization: Bearer $CRAWLKIT_TOKEN" \
 //	    'http://127.0.0.1:8080/api/v1/frontier/next?worker_id=w1&batch_size=10&timeout_ms=30000'
 //
-// and the dashboard is at http://127.0.0.1:8081/. See the httpapi package
+// and the dashboard is at http://127.0.0.1:8081/. See the frontierapi package
 // documentation for the API.
 //
 // The token comes from -token, else the file named by -token-file, else the
@@ -60,12 +60,12 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit/bloom"
-	"github.com/crawlkit/crawlkit/dashboard"
 	"github.com/crawlkit/crawlkit/fetch"
 	"github.com/crawlkit/crawlkit/frontier"
-	"github.com/crawlkit/crawlkit/frontier/httpapi"
 	"github.com/crawlkit/crawlkit/internal/hostcheck"
 	"github.com/crawlkit/crawlkit/robots"
+	"github.com/crawlkit/crawlkit/service/dashboard"
+	"github.com/crawlkit/crawlkit/service/frontierapi"
 	"github.com/crawlkit/crawlkit/storage/pebble"
 	"github.com/crawlkit/crawlkit/trap"
 )
@@ -123,14 +123,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	dataDir := fs.String("data", "frontierd-data", "Pebble data directory")
 	tokenFlag := fs.String("token", "", "API bearer token (prefer -token-file or CRAWLKIT_TOKEN)")
 	tokenFile := fs.String("token-file", "", "file holding the API bearer token")
-	agent := fs.String("agent", httpapi.DefaultAgent, "robots.txt product token")
+	agent := fs.String("agent", frontierapi.DefaultAgent, "robots.txt product token")
 	userAgent := fs.String("user-agent", "crawlkit/1.0 (+https://github.com/crawlkit/crawlkit)", "User-Agent of robots.txt fetches")
 	noRobots := fs.Bool("no-robots", false, "do not check robots.txt (workers must)")
 	noTraps := fs.Bool("no-traps", false, "do not filter spider traps")
 	delay := fs.Duration("delay", frontier.DefaultDelay, "least time between two fetches of one host")
 	leaseTTL := fs.Duration("lease-ttl", 5*time.Minute, "how long a lease lasts")
 	bands := fs.Int("bands", 4, "priority bands (1-16)")
-	maxBody := fs.Int64("max-body", httpapi.DefaultMaxBodyBytes, "largest request body, in bytes")
+	maxBody := fs.Int64("max-body", frontierapi.DefaultMaxBodyBytes, "largest request body, in bytes")
 	resolve := fs.Bool("resolve", false, "resolve hosts and report their address with each lease")
 	var allow prefixList
 	fs.Var(&allow, "allow", "address range robots.txt fetches may reach despite being non-public (repeatable)")
@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	cfg := httpapi.Config{
+	cfg := frontierapi.Config{
 		Token:        tok,
 		Frontier:     frontier.Config{Store: db.Frontier(), Bands: *bands, LeaseTTL: *leaseTTL},
 		Delay:        *delay,
@@ -196,7 +196,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return addrs[0], nil
 		}
 	}
-	svc, err := httpapi.New(cfg)
+	svc, err := frontierapi.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Handler:           svc,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
-		WriteTimeout:      httpapi.DefaultMaxWait + time.Minute, // long polls
+		WriteTimeout:      frontierapi.DefaultMaxWait + time.Minute, // long polls
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}

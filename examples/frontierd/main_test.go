@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/crawlkit/crawlkit/fetch"
-	"github.com/crawlkit/crawlkit/frontier/httpapi"
+	"github.com/crawlkit/crawlkit/service/frontierapi"
 )
 
 func TestRun(t *testing.T) {
@@ -47,16 +47,16 @@ func TestRun(t *testing.T) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 
-	c := httpapi.NewClient(api, "env-token", nil)
-	resp, err := c.Submit(ctx, httpapi.SubmitRequest{URLs: []httpapi.SubmitURL{{URL: "https://example.com/"}}})
+	c := frontierapi.NewClient(api, "env-token", nil)
+	resp, err := c.Submit(ctx, frontierapi.SubmitRequest{URLs: []frontierapi.SubmitURL{{URL: "https://example.com/"}}})
 	if err != nil || resp.Accepted != 1 {
 		t.Fatalf("submit: %v %+v", err, resp)
 	}
-	if _, err := httpapi.NewClient(api, "other", nil).Stats(ctx); err == nil {
+	if _, err := frontierapi.NewClient(api, "other", nil).Stats(ctx); err == nil {
 		t.Fatal("a wrong token was accepted")
 	}
 	// A bad priority rejects its entry, not the batch.
-	resp, err = c.Submit(ctx, httpapi.SubmitRequest{URLs: []httpapi.SubmitURL{{URL: "https://example.org/"}, {URL: "https://example.net/", Priority: -3}}})
+	resp, err = c.Submit(ctx, frontierapi.SubmitRequest{URLs: []frontierapi.SubmitURL{{URL: "https://example.org/"}, {URL: "https://example.net/", Priority: -3}}})
 	if err != nil || resp.Accepted != 1 || resp.Rejected != 1 || !strings.HasPrefix(resp.Results[1].Reason, "invalid_priority") {
 		t.Fatalf("submit with a negative priority: %v %+v", err, resp)
 	}

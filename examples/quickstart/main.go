@@ -40,14 +40,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/crawlkit/crawlkit/dashboard/live"
+	"github.com/crawlkit/crawlkit/service/dashboard/live"
 
-	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+	_ "github.com/crawlkit/crawlkit/storage/datadir" // Config.DataDir on Pebble
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/crawltest"
-	"github.com/crawlkit/crawlkit/metrics"
-	"github.com/crawlkit/crawlkit/warc"
+	"github.com/crawlkit/crawlkit/metrics/prometheus"
 )
 
 // stringList is a repeatable string flag.
@@ -184,7 +184,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer dash.Close()
 		mux := http.NewServeMux()
 		mux.Handle("/stats", c.StatsHandler())
-		mux.Handle("/metrics", metrics.Handler(c))
+		mux.Handle("/metrics", prometheus.Handler(c))
 		mux.Handle("/", dash)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)

@@ -7,7 +7,7 @@
 // address, or a configured name, as the Host.
 //
 // The dashboard and the frontier service (packages dashboard and
-// frontier/httpapi) use it.
+// service/frontierapi) use it.
 package hostcheck
 
 import (

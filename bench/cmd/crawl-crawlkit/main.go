@@ -16,11 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/crawlkit/crawlkit/datadir" // Config.DataDir on Pebble
+	_ "github.com/crawlkit/crawlkit/storage/datadir" // Config.DataDir on Pebble
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 	"github.com/crawlkit/crawlkit/bench/internal/harness"
-	"github.com/crawlkit/crawlkit/warc"
 )
 
 func main() {
