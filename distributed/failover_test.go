@@ -148,13 +148,16 @@ func TestFailoverSeconds(t *testing.T) {
 	if failover > bound {
 		t.Errorf("the killed node's hosts were fetched again %v after the kill, want under %v", failover, bound)
 	}
-	// Every partition's return is measured, not asserted: the last of
-	// them come back after MemberTTL + AckWait + FenceTTL plus the
-	// replay, 11-13 s on the loaded 2-core machine without -race, over
-	// the 10 s target (README.md, "Failover in seconds").
+	// Every partition with work left must fetch again within the target
+	// (MemberTTL + the held messages' AckWait + FenceTTL, plus the
+	// replay: 6.6-7.5 s beside a busy loop on 2 cores). Under -race it is
+	// logged only: the node processes run several times slower.
 	n, slowest, slowestP := clock.returned(killed, qs.Owned)
 	t.Logf("%d of the killed node's %d partitions had work after the kill; the last of them (partition %d) fetched again %v after it",
 		n, len(qs.Owned), slowestP, slowest.Round(10*time.Millisecond))
+	if !raceDetector && slowest > bound {
+		t.Errorf("partition %d of the killed node fetched again %v after the kill, want under %v", slowestP, slowest, bound)
+	}
 	if joinFetch == 0 || joinFetch > bound {
 		t.Errorf("the joining node's first fetch came %v after its start, want under %v", joinFetch, bound)
 	}
@@ -240,8 +243,8 @@ func (c *hostClock) longestGap(from, to time.Time, in func(host string) bool) (g
 // TestLateNode starts two nodes with the default timers and a third once
 // the crawl is under way, as when one node's setup is slow. The late node
 // must fetch within the failover bound of its start, and the crawl must
-// pass the usual checks with results exactly once; how long the
-// partitions it took stalled while they changed hands is logged (the hold
+// pass the usual checks with results exactly once; and no partition it
+// took may stall longer than the bound while it changes hands (the hold
 // this replaced was FenceTTL + HandoverHold, up to 40 s).
 func TestLateNode(t *testing.T) {
 	if raceDetector {
@@ -302,8 +305,8 @@ func TestLateNode(t *testing.T) {
 	}
 	// The stall of each partition the late node took: the longest gap
 	// between requests to its hosts from the late node's start to the
-	// end. Measured, not asserted: 10-13 s on the loaded 2-core machine,
-	// over the 10 s target (README.md, "Failover in seconds").
+	// end, which must stay under the target (2.9-7.3 s beside a busy loop
+	// on 2 cores).
 	var worst time.Duration
 	var worstAt time.Time
 	worstP := -1
@@ -317,4 +320,7 @@ func TestLateNode(t *testing.T) {
 		"longest stall among them %v (partition %d, from %s); crawl ended %v after its start",
 		atJoin, truthPages, lateFetch.Round(10*time.Millisecond), len(owned), worst.Round(10*time.Millisecond),
 		worstP, worstAt.UTC().Format("15:04:05.000"), ended.Sub(started).Round(100*time.Millisecond))
+	if worst > bound {
+		t.Errorf("partition %d stalled %v while it changed hands, want under %v", worstP, worst, bound)
+	}
 }
