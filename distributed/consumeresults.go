@@ -102,7 +102,12 @@ func ConsumeResults(ctx context.Context, js jetstream.JetStream, crawlID string,
 // resultsDone reports whether the crawl is finished and the results
 // consumer has nothing left: every partition consumer of the URL stream
 // has nothing pending or unacknowledged (a node publishes a page's Result
-// before acknowledging its URL), and neither has the results consumer.
+// before acknowledging its URL), the stream did not grow while they were
+// read, and the results consumer has nothing left either. The consumers'
+// names come from the stream's assignment and each one's state from its
+// own leader: a listing of all consumers' state waits for every leader, and
+// after a server was killed it failed for minutes (Queue.crawlFinished
+// reads them the same way).
 func resultsDone(ctx context.Context, js jetstream.JetStream, nm names, results jetstream.Consumer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -110,22 +115,31 @@ func resultsDone(ctx context.Context, js jetstream.JetStream, nm names, results 
 	if err != nil {
 		return false
 	}
-	si, err := s.Info(ctx)
-	if err != nil || si.State.Msgs == 0 {
+	before := s.CachedInfo()
+	if before.State.Msgs == 0 {
 		return false // no crawl yet
 	}
-	consumers := s.ListConsumers(ctx)
-	n := 0
-	for ci := range consumers.Info() {
-		if _, ok := partitionOfConsumer(ci.Name); !ok {
-			continue // a replay's ordered consumer
+	lister := s.ConsumerNames(ctx)
+	var parts []string
+	for name := range lister.Name() {
+		if _, ok := partitionOfConsumer(name); ok {
+			parts = append(parts, name) // not a replay's ordered consumer
 		}
-		if ci.NumPending > 0 || ci.NumAckPending > 0 {
+	}
+	if lister.Err() != nil || len(parts) == 0 {
+		return false
+	}
+	for _, name := range parts {
+		c, err := s.Consumer(ctx, name)
+		if err != nil {
 			return false
 		}
-		n++
+		if ci := c.CachedInfo(); ci.NumPending > 0 || ci.NumAckPending > 0 {
+			return false
+		}
 	}
-	if consumers.Err() != nil || n == 0 {
+	after, err := s.Info(ctx)
+	if err != nil || after.State.LastSeq != before.State.LastSeq {
 		return false
 	}
 	ri, err := results.Info(ctx)

@@ -253,6 +253,27 @@ func freePorts(t testing.TB, n int) []int {
 func TestKillStreamLeader(t *testing.T) {
 	web := killTestWeb(t)
 	truthPages := len(web.TruthFor(testToken, 0).URLs())
+	natsURL, servers := natsCluster(t)
+	var nodes []*child
+	for i := range 3 {
+		id := fmt.Sprintf("n%d", i+1)
+		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, natsURL, "leader", id, 0)...)) // replicas by the cluster: 3
+	}
+	waitFetches(t, web, truthPages/4, firstQuarterTimeout)
+	leader := killStreamLeader(t, natsURL, "CRAWL_leader", servers)
+	killedAt := pageFetches(web)
+	start := time.Now()
+	for _, c := range nodes {
+		c.wait(t, finishTimeout)
+	}
+	t.Logf("killed stream leader %s at %d page fetches of ~%d; the nodes finished %v later", leader, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
+	logNodeStats(t, nodes...)
+	checkCrawl(t, web, 0.02)
+}
+
+// natsCluster starts three server processes in one cluster and returns
+// their client URLs, comma-separated, and the servers by name.
+func natsCluster(t *testing.T) (string, map[string]*child) {
 	ports := freePorts(t, 6)
 	var routes, urls []string
 	for i := range 3 {
@@ -269,14 +290,12 @@ func TestKillStreamLeader(t *testing.T) {
 	for _, s := range servers {
 		s.waitLine(t, "ready ", time.Minute)
 	}
-	natsURL := strings.Join(urls, ",")
-	var nodes []*child
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i+1)
-		nodes = append(nodes, startChild(t, id, "node", nodeArgs(t, web, natsURL, "leader", id, 0)...)) // replicas by the cluster: 3
-	}
-	waitFetches(t, web, truthPages/4, firstQuarterTimeout)
+	return strings.Join(urls, ","), servers
+}
 
+// killStreamLeader kills, with SIGKILL, the server leading stream (which
+// must have 3 replicas), waits for it to exit and returns its name.
+func killStreamLeader(t *testing.T, natsURL, stream string, servers map[string]*child) string {
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		t.Fatal(err)
@@ -287,18 +306,18 @@ func TestKillStreamLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	stream, err := js.Stream(ctx, "CRAWL_leader")
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
 	var leader string
 	if err == nil {
 		var info *jetstream.StreamInfo
-		if info, err = stream.Info(ctx); err == nil && info.Cluster != nil {
+		if info, err = s.Info(ctx); err == nil && info.Cluster != nil {
 			leader = info.Cluster.Leader
 			if info.Config.Replicas != 3 {
 				t.Errorf("the nodes made the stream with %d replicas on a 3-server cluster, want 3", info.Config.Replicas)
 			}
 		}
 	}
-	cancel()
 	if err != nil || servers[leader] == nil {
 		t.Fatalf("stream leader %q: %v", leader, err)
 	}
@@ -308,14 +327,7 @@ func TestKillStreamLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-servers[leader].exited
-	killedAt := pageFetches(web)
-	start := time.Now()
-	for _, c := range nodes {
-		c.wait(t, finishTimeout)
-	}
-	t.Logf("killed stream leader %s at %d page fetches of ~%d; the nodes finished %v later", leader, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
-	logNodeStats(t, nodes...)
-	checkCrawl(t, web, 0.02)
+	return leader
 }
 
 // TestGracefulLeave stops one of three nodes with SIGTERM mid-crawl: it

@@ -75,7 +75,7 @@ type Queue struct {
 type queueCounters struct {
 	published, publishDuplicates atomic.Int64
 	delivered, dropped           atomic.Int64
-	acked, naked, given          atomic.Int64
+	acked, naked, given, reacked atomic.Int64
 	replayed                     atomic.Int64
 	replayNanos                  atomic.Int64
 	acquired, released           atomic.Int64
@@ -105,6 +105,10 @@ type QueueStats struct {
 	Acked   int64 `json:"acked"`
 	Naked   int64 `json:"naked"`
 	GivenUp int64 `json:"given_up"`
+	// AckedLate counts redeliveries of URLs this node had handled but
+	// whose ack had got no answer, acknowledged without a second fetch
+	// (part of Acked).
+	AckedLate int64 `json:"acked_late"`
 	// Replayed counts messages read to rebuild seen sets, in
 	// ReplaySeconds.
 	Replayed      int64   `json:"replayed"`
@@ -194,6 +198,10 @@ type partition struct {
 	ackFloor uint64              // the consumer's ack floor when acquired
 	open     map[uint64]struct{} // primary messages above ackFloor not known to be acked
 	retries  map[uint64]int      // retries of a message sent back by this acquisition
+	// handled holds the messages this acquisition settled for good whose
+	// ack got no answer (a consumer leader election outlasts the ack's
+	// retries): their redelivery here is acknowledged, not fetched again.
+	handled map[uint64]struct{}
 	// judgedPin and judgedDseq are the pin and consumer sequence of the
 	// newest delivery judged here, if that delivery was the first of its
 	// message (see judge); judgedPin is "" otherwise.
@@ -712,9 +720,15 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			}
 		}
 		if err != nil {
-			// The server will redeliver it: a duplicate fetch, never a
+			// The server will redeliver it. Here it is acknowledged
+			// then; at another owner it is a duplicate fetch, never a
 			// loss.
-			q.log.Warn("ack failed; the URL may be fetched again", "url", l.URL, "err", err)
+			q.log.Warn("ack failed; the URL is acknowledged at its redelivery, or fetched again elsewhere", "url", l.URL, "err", err)
+			h.part.mu.Lock()
+			if h.part.handled != nil && len(h.part.handled) < maxHandled {
+				h.part.handled[h.seq] = struct{}{}
+			}
+			h.part.mu.Unlock()
 		} else {
 			q.counters.acked.Add(1)
 			h.part.mu.Lock()
@@ -727,6 +741,31 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		}
 	}
 	return set, ferr
+}
+
+// maxHandled bounds a partition's handled set: past it, a redelivery whose
+// ack failed is fetched again, as at another owner.
+const maxHandled = 1 << 14
+
+// ackHandled acknowledges the redelivery of a message this acquisition had
+// settled for good but whose ack failed. If this ack fails too, the message
+// comes back after AckWait and is judged again.
+func (q *Queue) ackHandled(p *partition, m jetstream.Msg, seq uint64, url string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err := m.DoubleAck(ctx)
+	cancel()
+	if err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+		q.log.Debug("acknowledging a redelivered URL already handled", "partition", p.id, "url", url, "err", err)
+		return
+	}
+	q.counters.acked.Add(1)
+	q.counters.reacked.Add(1)
+	p.mu.Lock()
+	delete(p.handled, seq)
+	delete(p.open, seq)
+	delete(p.retries, seq)
+	p.mu.Unlock()
+	q.log.Debug("acknowledged a redelivered URL already handled", "partition", p.id, "url", url, "seq", seq)
 }
 
 // planRetry is frontier.Policy's decision for a URL of which prev fetches
@@ -765,7 +804,7 @@ func (q *Queue) QueueStats() QueueStats {
 		Owned: owned, Held: held,
 		Published: c.published.Load(), PublishDuplicates: c.publishDuplicates.Load(),
 		Delivered: c.delivered.Load(), Dropped: c.dropped.Load(),
-		Acked: c.acked.Load(), Naked: c.naked.Load(), GivenUp: c.given.Load(),
+		Acked: c.acked.Load(), Naked: c.naked.Load(), GivenUp: c.given.Load(), AckedLate: c.reacked.Load(),
 		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
@@ -893,7 +932,7 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	}
 	p.mu.Lock()
 	p.seen, p.store, p.hw, p.ackFloor, p.open = seen, store, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
-	p.retries = map[uint64]int{}
+	p.retries, p.handled = map[uint64]int{}, map[uint64]struct{}{}
 	p.judgedPin, p.judgedDseq = "", 0
 	p.acq++
 	p.fresh, p.snap, p.purgedTo = 0, snapshotRef{}, 0
@@ -1034,7 +1073,7 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	deadline.Stop()
 	q.unpin(ctx, p, pin, stopped)
 	p.mu.Lock()
-	p.seen, p.store, p.open, p.retries = nil, nil, nil, nil
+	p.seen, p.store, p.open, p.retries, p.handled = nil, nil, nil, nil, nil
 	p.mu.Unlock()
 	q.counters.released.Add(1)
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
@@ -1190,6 +1229,10 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		primary = false
 		q.counters.given.Add(1)
 		q.log.Warn("giving up a URL after too many deliveries", "url", e.URL, "deliveries", md.NumDelivered)
+	} else if _, done := p.handled[seq]; primary && done {
+		p.mu.Unlock()
+		q.ackHandled(p, m, seq, e.URL)
+		return
 	} else if !primary {
 		q.counters.dropped.Add(1)
 		q.log.Debug("dropping a repeated URL", "partition", p.id, "url", e.URL, "seq", seq, "hw", p.hw,
