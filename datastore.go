@@ -14,7 +14,7 @@ import (
 // DataStore is a crawl's state on disk, as Config.DataDir opens it: the
 // frontier, the seen URLs, the robots.txt files, the near-duplicate
 // tables, the names of indexed pages and the crawl state records
-// (politeness clocks, Retry-After blocks, trap verdicts). Package datadir
+// (politeness clocks, Retry-After blocks, trap verdicts). Package storage/datadir
 // provides the one on Pebble; the root package does not link it, so that an
 // in-memory crawler stays light.
 type DataStore interface {

@@ -58,7 +58,7 @@
 //	c, err := crawlkit.New(crawlkit.Config{
 //		UserAgent: "mybot/1.0 (+https://example.com/bot)",
 //		Seeds:     []string{"https://example.com/"},
-//		DataDir:   "crawl-data", // with package datadir imported
+//		DataDir:   "crawl-data", // with package storage/datadir imported
 //		Handler: func(ctx context.Context, p *crawlkit.Page) error {
 //			fmt.Println(p.StatusCode, p.URL, p.Title)
 //			return nil
