@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/crawlkit/crawlkit/frontier"
 )
 
@@ -70,5 +73,67 @@ func TestLeaseAttemptCountsRetries(t *testing.T) {
 	}
 	if s := q.QueueStats(); s.Naked != 3 || s.Acked != 1 {
 		t.Errorf("naked %d, acked %d; want 3, 1", s.Naked, s.Acked)
+	}
+}
+
+// unansweredAck is a delivery whose acks get no answer, as during a
+// consumer leader election.
+type unansweredAck struct{ jetstream.Msg }
+
+func (unansweredAck) DoubleAck(context.Context) error { return nats.ErrTimeout }
+
+// TestAckFailedIsAckedAtRedelivery checks that a page whose ack got no
+// answer is not fetched again when the server redelivers its message to
+// the same acquisition: the redelivery is acknowledged (AckedLate) and no
+// lease is handed out for it.
+func TestAckFailedIsAckedAtRedelivery(t *testing.T) {
+	url := embeddedServer(t, "ackedlate")
+	cfg, err := Config{NATSURL: url, NodeID: "n1", CrawlID: "ackedlate", Partitions: 1,
+		MemberTTL: time.Second, AckWait: time.Second}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newTestNode(t, url, cfg)
+	q, p := n.q, n.p
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := q.Add(frontier.Entry{URL: "http://a.test/x", Host: "a.test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.acquire(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	defer q.release(context.Background(), p)
+	var l *frontier.Lease
+	waitFor(t, "a lease", func() bool {
+		var err error
+		if l, _, err = q.NextAt(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return l != nil
+	})
+	q.mu.Lock()
+	h := q.held[l.URL]
+	h.msg = unansweredAck{h.msg}
+	q.mu.Unlock()
+	if _, err := q.Done(l, frontier.Success(0)); err != nil {
+		t.Fatal(err)
+	}
+	if s := q.QueueStats(); s.Acked != 0 {
+		t.Fatalf("acked %d after an unanswered ack, want 0", s.Acked)
+	}
+	waitFor(t, "the redelivery acknowledged", func() bool { return q.QueueStats().AckedLate == 1 })
+	if s := q.QueueStats(); s.Acked != 1 {
+		t.Errorf("acked %d, want 1 (the late ack)", s.Acked)
+	}
+	if l, _, err := q.NextAt(time.Now()); err != nil || l != nil {
+		t.Errorf("after the late ack NextAt gave %v, %v; want no lease", l, err)
+	}
+	ci, err := p.consumer.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.NumAckPending != 0 || ci.NumPending != 0 {
+		t.Errorf("consumer: %d ack pending, %d pending; want 0, 0", ci.NumAckPending, ci.NumPending)
 	}
 }
