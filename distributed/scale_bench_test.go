@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -248,33 +247,34 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 	rep := web.Report()
 	arr := web.sortedArrivals()
 	r.pages = len(arr)
-	if want := pageFetches(web.Web); r.pages != want {
-		b.Errorf("%d page requests recorded, the web's accounting has %d", r.pages, want)
+	// The recorded requests are every request but robots.txt: the pages
+	// and trap pages (the web's PerPage) and the broken links, answered
+	// 404 (NotFound). Each takes a worker for its response's latency.
+	if want := pageFetches(web.Web) + rep.NotFound; r.pages != want {
+		b.Errorf("%d page requests recorded, the web's accounting has %d (%d pages and trap pages, %d not found)",
+			r.pages, want, pageFetches(web.Web), rep.NotFound)
 	}
 	r.steady = steadyRate(arr)
 	r.firstFetch, r.lastFetch = arr[0].at.Sub(start), arr[len(arr)-1].at.Sub(start)
 	r.timeline = make([]int, 10)
 	owners := distributed.Owners(ids, scalePartitions)
 	lastOf := map[string]time.Duration{}
+	// Balance: the page requests (404s included, as in r.pages) of each
+	// node's partitions (there is one assignment from the first to the
+	// last fetch), against what each node says it did.
+	load := map[string]int{}
 	for _, a := range arr {
 		at := a.at.Sub(start)
 		r.timeline[min(9, int(10*at/r.wall))]++
-		lastOf[owners[distributed.PartitionOf(a.host, scalePartitions)]] = at
+		owner := owners[distributed.PartitionOf(a.host, scalePartitions)]
+		lastOf[owner] = at
+		load[owner]++
 	}
 	r.firstDone = r.lastFetch
 	for _, at := range lastOf {
 		r.firstDone = min(r.firstDone, at)
 	}
 
-	// Balance: the page requests of each node's partitions (there is one
-	// assignment from the first to the last fetch), against what each
-	// node says it did.
-	load := map[string]int{}
-	for u, k := range rep.PerPage {
-		if pu, err := url.Parse(u); err == nil {
-			load[owners[distributed.PartitionOf(pu.Hostname(), scalePartitions)]] += k
-		}
-	}
 	most := 0
 	for i, id := range ids {
 		most = max(most, load[id])
