@@ -291,7 +291,7 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 		}
 		q := st.Queue
 		r.perNode = append(r.perNode, fmt.Sprintf("%s %d partitions, %d page requests of them, last at %v; "+
-			"fetched %d (robots.txt included), published %d (%d dropped by the server), delivered %d (%d repeats), acked %d, acquired %d",
+			"fetched %d (page requests; robots.txt apart), published %d (%d dropped by the server), delivered %d (%d repeats), acked %d, acquired %d",
 			id, len(distributed.Assignment(ids, scalePartitions, id)), load[id], lastOf[id].Round(time.Millisecond),
 			st.Crawl.URLs.Fetched, q.Published, q.PublishDuplicates, q.Delivered, q.Dropped, q.Acked, q.Acquired))
 	}
