@@ -292,10 +292,13 @@ func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
 	}
 	// Within 10 % of the uninterrupted workers, plus what the kills cut
 	// from the shared learning: a worker merges it into the shared record
-	// about once a second, and a kill loses what it learned since (one
-	// trap fetch in four kills allowed; a kill also repeats the request it
-	// cut off). Without shared learning the kills multiply trap fetches.
-	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1+float64(kills)/4 {
+	// about once a second, and a kill loses what it learned since; a kill
+	// also repeats the request it cut off. One trap fetch in two kills is
+	// allowed: the uninterrupted reference itself gave 18 to 24 trap
+	// fetches from run to run, and 23 against a reference of 18 failed the
+	// earlier one in four. Without shared learning the kills multiply trap
+	// fetches (30 against 15 for two processes, trap.TestMergeSharesLearning).
+	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1+float64(kills)/2 {
 		t.Errorf("%d trap fetches over %d kills, %d uninterrupted", rep.TrapFetches, kills, refRep.TrapFetches)
 	}
 }
