@@ -16,36 +16,10 @@ import (
 // compares it with RobotsRetries and hands it to handlers as Page.Attempt),
 // although the local frontier sees every delivery as a new entry.
 func TestLeaseAttemptCountsRetries(t *testing.T) {
-	url := embeddedServer(t, "attempt")
-	cfg, err := Config{NATSURL: url, NodeID: "n1", CrawlID: "attempt", Partitions: 1,
-		MemberTTL: time.Second, AckWait: 30 * time.Second, RetryBase: 10 * time.Millisecond,
-		RetryMax: 50 * time.Millisecond, MaxAttempts: 5}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := newTestNode(t, url, cfg)
-	q, p := n.q, n.p
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := q.Add(frontier.Entry{URL: "http://a.test/x", Host: "a.test"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.acquire(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	defer q.release(context.Background(), p)
-
-	next := func() *frontier.Lease {
-		var l *frontier.Lease
-		waitFor(t, "a lease", func() bool {
-			var err error
-			if l, _, err = q.NextAt(time.Now()); err != nil {
-				t.Fatal(err)
-			}
-			return l != nil
-		})
-		return l
-	}
+	cfg := Config{CrawlID: "attempt", AckWait: 30 * time.Second, RetryBase: 10 * time.Millisecond,
+		RetryMax: 50 * time.Millisecond, MaxAttempts: 5}
+	q, _ := oneURLNode(t, cfg)
+	next := func() *frontier.Lease { return nextLease(t, q) }
 	for want := range 3 {
 		l := next()
 		if l.Attempt != want {
@@ -87,31 +61,8 @@ func (unansweredAck) DoubleAck(context.Context) error { return nats.ErrTimeout }
 // the same acquisition: the redelivery is acknowledged (AckedLate) and no
 // lease is handed out for it.
 func TestAckFailedIsAckedAtRedelivery(t *testing.T) {
-	url := embeddedServer(t, "ackedlate")
-	cfg, err := Config{NATSURL: url, NodeID: "n1", CrawlID: "ackedlate", Partitions: 1,
-		MemberTTL: time.Second, AckWait: time.Second}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := newTestNode(t, url, cfg)
-	q, p := n.q, n.p
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := q.Add(frontier.Entry{URL: "http://a.test/x", Host: "a.test"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.acquire(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	defer q.release(context.Background(), p)
-	var l *frontier.Lease
-	waitFor(t, "a lease", func() bool {
-		var err error
-		if l, _, err = q.NextAt(time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		return l != nil
-	})
+	q, p := oneURLNode(t, Config{CrawlID: "ackedlate", AckWait: time.Second})
+	l := nextLease(t, q)
 	q.mu.Lock()
 	h := q.held[l.URL]
 	h.msg = unansweredAck{h.msg}
@@ -129,6 +80,8 @@ func TestAckFailedIsAckedAtRedelivery(t *testing.T) {
 	if l, _, err := q.NextAt(time.Now()); err != nil || l != nil {
 		t.Errorf("after the late ack NextAt gave %v, %v; want no lease", l, err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	ci, err := p.consumer.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -136,4 +89,42 @@ func TestAckFailedIsAckedAtRedelivery(t *testing.T) {
 	if ci.NumAckPending != 0 || ci.NumPending != 0 {
 		t.Errorf("consumer: %d ack pending, %d pending; want 0, 0", ci.NumAckPending, ci.NumPending)
 	}
+}
+
+// oneURLNode starts an embedded server and a one-partition node on it
+// (cfg with NATSURL, NodeID, Partitions and a 1 s MemberTTL set here),
+// queues http://a.test/x and acquires the partition until the test ends.
+func oneURLNode(t *testing.T, cfg Config) (*Queue, *partition) {
+	t.Helper()
+	url := embeddedServer(t, cfg.CrawlID)
+	cfg.NATSURL, cfg.NodeID, cfg.Partitions, cfg.MemberTTL = url, "n1", 1, time.Second
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newTestNode(t, url, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n.q.Add(frontier.Entry{URL: "http://a.test/x", Host: "a.test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.q.acquire(ctx, n.p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.q.release(context.Background(), n.p) })
+	return n.q, n.p
+}
+
+// nextLease waits for q to hand out a lease.
+func nextLease(t *testing.T, q *Queue) *frontier.Lease {
+	t.Helper()
+	var l *frontier.Lease
+	waitFor(t, "a lease", func() bool {
+		var err error
+		if l, _, err = q.NextAt(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return l != nil
+	})
+	return l
 }
