@@ -100,23 +100,16 @@ func ConsumeResults(ctx context.Context, js jetstream.JetStream, crawlID string,
 }
 
 // resultsDone reports whether the crawl is finished and the results
-// consumer has nothing left: every partition consumer of the URL stream
-// has nothing pending or unacknowledged (a node publishes a page's Result
-// before acknowledging its URL), the stream did not grow while they were
-// read, and the results consumer has nothing left either. The consumers'
-// names come from the stream's assignment and each one's state from its
-// own leader: a listing of all consumers' state waits for every leader, and
-// after a server was killed it failed for minutes (Queue.crawlFinished
-// reads them the same way).
+// consumer has nothing left: the URL stream's partition consumers are
+// settled (partitionsSettled; a node publishes a page's Result before
+// acknowledging its URL), and the results consumer has nothing pending or
+// unacknowledged either. The partition consumers are named from the
+// stream's assignment, not listed with their state.
 func resultsDone(ctx context.Context, js jetstream.JetStream, nm names, results jetstream.Consumer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, nm.stream)
-	if err != nil {
-		return false
-	}
-	before := s.CachedInfo()
-	if before.State.Msgs == 0 {
+	if err != nil || s.CachedInfo().State.Msgs == 0 {
 		return false // no crawl yet
 	}
 	lister := s.ConsumerNames(ctx)
@@ -129,17 +122,14 @@ func resultsDone(ctx context.Context, js jetstream.JetStream, nm names, results 
 	if lister.Err() != nil || len(parts) == 0 {
 		return false
 	}
-	for _, name := range parts {
-		c, err := s.Consumer(ctx, name)
+	done, _, _, err := partitionsSettled(ctx, s, len(parts), func(ctx context.Context, i int) (*jetstream.ConsumerInfo, error) {
+		c, err := s.Consumer(ctx, parts[i])
 		if err != nil {
-			return false
+			return nil, err
 		}
-		if ci := c.CachedInfo(); ci.NumPending > 0 || ci.NumAckPending > 0 {
-			return false
-		}
-	}
-	after, err := s.Info(ctx)
-	if err != nil || after.State.LastSeq != before.State.LastSeq {
+		return c.CachedInfo(), nil
+	})
+	if !done || err != nil {
 		return false
 	}
 	ri, err := results.Info(ctx)

@@ -840,46 +840,60 @@ func (q *Queue) finished(now time.Time) bool {
 }
 
 // crawlFinished reports whether no partition has a message undelivered or
-// unacknowledged. It requires finMu held. The stream's last sequence is read before and after the
-// consumers: a link published while they were read (which could move work
-// from a consumer read later to one read earlier) changes it.
+// unacknowledged (partitionsSettled). It requires finMu held. It starts at
+// the partition that was busy last time; during the crawl, that one request
+// usually settles it.
 func (q *Queue) crawlFinished(ctx context.Context) (bool, error) {
-	before, err := q.stream.Info(ctx)
-	if err != nil {
-		return false, err
-	}
-	// One Info request per consumer, each answered by that consumer's
-	// leader: a listing of all consumers waits for every leader and
-	// times out while a dead server's consumers are being moved. Start
-	// at the partition that was busy last time; during the crawl, that
-	// one request usually settles it.
 	n := len(q.parts)
-	for i := range n {
-		p := q.parts[(q.busyHint+i)%n]
-		ci, err := p.consumer.Info(ctx)
-		if err != nil {
-			q.logBusy("reading a partition consumer", "partition", p.id, "err", err)
-			return false, err
-		}
-		if ci.NumPending > 0 || ci.NumAckPending > 0 {
-			q.busyHint = p.id
-			q.logBusy("crawl not finished", "partition", p.id, "pending", ci.NumPending,
-				"ack_pending", ci.NumAckPending, "waiting", ci.NumWaiting, "redelivered", ci.NumRedelivered)
-			return false, nil
-		}
-	}
-	after, err := q.stream.Info(ctx)
-	if err != nil {
-		return false, err
-	}
-	if before.State.LastSeq != after.State.LastSeq {
+	first := q.busyHint
+	done, busy, ci, err := partitionsSettled(ctx, q.stream, n, func(ctx context.Context, i int) (*jetstream.ConsumerInfo, error) {
+		return q.parts[(first+i)%n].consumer.Info(ctx)
+	})
+	switch {
+	case err != nil && busy >= 0:
+		q.logBusy("reading a partition consumer", "partition", (first+busy)%n, "err", err)
+	case ci != nil:
+		q.busyHint = (first + busy) % n
+		q.logBusy("crawl not finished", "partition", q.busyHint, "pending", ci.NumPending,
+			"ack_pending", ci.NumAckPending, "waiting", ci.NumWaiting, "redelivered", ci.NumRedelivered)
+	case !done && err == nil:
 		q.logBusy("crawl not finished: stream grew while checked")
-		return false, nil
 	}
-	return true, nil
+	return done, err
 }
 
-// logBusy logs why the crawl is not finished, at most every 5 s.
+// partitionsSettled reports whether none of the n partition consumers of
+// stream s has a message undelivered or unacknowledged, and the stream's
+// last sequence did not change while they were read (a link published
+// meanwhile could move work from a consumer read later to one read
+// earlier). info reads the i-th consumer's state from that consumer's own
+// leader: a listing of all consumers' state waits for every leader, and
+// after a server was killed it failed for minutes. It stops at the first
+// consumer that is busy or cannot be read, and reports its index (busy; -1
+// if none) and, if busy, its state. The nodes (Queue.crawlFinished) and the
+// results writer (resultsDone) both decide the end of the crawl with it.
+func partitionsSettled(ctx context.Context, s jetstream.Stream, n int,
+	info func(ctx context.Context, i int) (*jetstream.ConsumerInfo, error)) (done bool, busy int, ci *jetstream.ConsumerInfo, err error) {
+	before, err := s.Info(ctx)
+	if err != nil {
+		return false, -1, nil, err
+	}
+	for i := range n {
+		c, err := info(ctx, i)
+		if err != nil {
+			return false, i, nil, err
+		}
+		if c.NumPending > 0 || c.NumAckPending > 0 {
+			return false, i, c, nil
+		}
+	}
+	after, err := s.Info(ctx)
+	if err != nil {
+		return false, -1, nil, err
+	}
+	return before.State.LastSeq == after.State.LastSeq, -1, nil, nil
+}
+
 func (q *Queue) logBusy(msg string, args ...any) {
 	if time.Since(q.lastBusyLog) > 5*time.Second {
 		q.lastBusyLog = time.Now()
