@@ -301,7 +301,13 @@ func TestCounterMatchesAccumulator(t *testing.T) {
 	}
 }
 
+// TestFingerprintDoesNotAllocate needs a build without the race detector:
+// there sync.Pool drops a quarter of what is put back, on purpose, so the
+// feature sets are rebuilt at random. .ci/run runs it without -race.
 func TestFingerprintDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under -race; run without -race")
+	}
 	text := strings.Repeat(seedA+" Ünïcödé text 123. ", 50)
 	if n := testing.AllocsPerRun(20, func() { Fingerprint(text) }); n != 0 {
 		t.Fatalf("Fingerprint allocates %v times per call", n)
