@@ -198,7 +198,7 @@ func (f *Frontier) insert(p *prepared, now int64) {
 		// A window load is reading the band outside f.mu and may or
 		// may not see this URL: the band keeps more set when it ends.
 		bq.dirty = true
-	case !bq.more && bq.q.len() < f.window:
+	case !bq.more && bq.q.len() < f.windowNow():
 		bq.q.pushBack(p.it)
 		bq.cursor = p.it.seq
 		h.queued++

@@ -55,6 +55,14 @@ type Config struct {
 	// the band's window has room and nothing of the band is left in the
 	// store, otherwise in the store.
 	Window int
+	// MaxInMemory is the budget of URLs the bands' windows hold in memory
+	// when a Store is set. With more than MaxInMemory/Window hosts in
+	// memory, a band takes in (when URLs are added or its window is
+	// read) MaxInMemory/hosts URLs, and at least one; a band that holds
+	// more from when there were fewer hosts keeps them until they are
+	// leased. So memory grows with hosts, not with hosts × Window. Zero
+	// means 1<<20: the full Window up to 131,072 hosts.
+	MaxInMemory int
 	// DelayedWindow is how many delayed URLs (retries, recrawls) are
 	// held in memory when a Store is set (between one and two times it
 	// while many URLs are due before the window's last one), and how many
@@ -97,6 +105,7 @@ type Frontier struct {
 	leaseTTL  time.Duration
 	policy    Policy // with its defaults filled
 	window    int
+	maxMem    int
 	dwindow   int
 	now       func() time.Time
 
@@ -152,6 +161,7 @@ func New(opts Config) (*Frontier, error) {
 			Schedule:    opts.Schedule,
 		}.withDefaults(),
 		window:  opts.Window,
+		maxMem:  opts.MaxInMemory,
 		dwindow: opts.DelayedWindow,
 		now:     opts.Now,
 		hosts:   make(map[string]*host),
@@ -191,6 +201,9 @@ func New(opts Config) (*Frontier, error) {
 	f.policy.MaxAttempts = min(f.policy.MaxAttempts, math.MaxUint8)
 	if f.window <= 0 {
 		f.window = 8
+	}
+	if f.maxMem <= 0 {
+		f.maxMem = 1 << 20
 	}
 	if f.dwindow <= 0 {
 		f.dwindow = 4096

@@ -73,6 +73,21 @@ func (f *Frontier) recover() error {
 	}
 }
 
+// windowNow is the window of each band with the hosts now in memory (see
+// Config.MaxInMemory). f.mu held.
+func (f *Frontier) windowNow() int {
+	return windowFor(f.window, f.maxMem, len(f.hosts))
+}
+
+// windowFor is the window of each band of hosts hosts: window, shrunk so
+// that their windows fit in maxMem URLs, and at least one.
+func windowFor(window, maxMem, hosts int) int {
+	if hosts > 0 && maxMem/hosts < window {
+		return max(maxMem/hosts, 1)
+	}
+	return window
+}
+
 // windowRead is the read of the next window of band b of host h, or (h
 // nil) of the delayed URLs, from the store. It runs with f.mu released: a
 // store read may be a network round trip (storage/postgres), and holding
@@ -120,7 +135,7 @@ func (f *Frontier) loadBand(h *host, b int) *windowRead {
 		b:     b,
 		start: queuedKey(h.name, uint8(b), bq.cursor+1),
 		end:   append(hostPrefix(h.name), uint8(b)+1),
-		limit: f.window,
+		limit: f.windowNow(),
 	}
 }
 
@@ -196,7 +211,7 @@ func (f *Frontier) endLoad(ld *windowRead, now int64) error {
 		f.signal()
 		return err
 	}
-	f.fileWindow(h, ld.b, ld.start, ld.kvs)
+	f.fileWindow(h, ld.b, ld.start, ld.kvs, ld.limit)
 	bq.more = bq.more || dirty
 	// The leading waiter computed its wake time without the host; it
 	// looks again once the caller has gone on with it.
@@ -204,11 +219,12 @@ func (f *Frontier) endLoad(ld *windowRead, now int64) error {
 	return nil
 }
 
-// fileWindow files a window of band b of h read from the store at start:
-// the URLs go to the band's tail and its cursor past them. f.mu held.
-func (f *Frontier) fileWindow(h *host, b int, start []byte, kvs []KV) {
+// fileWindow files a window of band b of h read from the store at start,
+// at most limit URLs: they go to the band's tail and its cursor past them.
+// f.mu held.
+func (f *Frontier) fileWindow(h *host, b int, start []byte, kvs []KV, limit int) {
 	bq := &h.bands[b]
-	bq.more = len(kvs) == f.window
+	bq.more = len(kvs) == limit
 	prefix := start[:len(start)-8] // every key in [start, end) begins with it
 	for _, kv := range kvs {
 		tail := kv.Key[len(prefix):]

@@ -386,7 +386,7 @@ func (f *Frontier) promote(now int64, read bool) *windowRead {
 		}
 		h := f.hosts[f.delayed[0].host]
 		retry := f.delayed[0].it.attempts > 0
-		if f.store != nil && h != nil && (h.bandFull(f.delayed[0].it.band, f.window) ||
+		if f.store != nil && h != nil && (h.bandFull(f.delayed[0].it.band, f.windowNow()) ||
 			retry && h.bandMore(f.delayed[0].it.band)) {
 			// The band's tail is in the store: a retry goes there, and
 			// anything else when memory holds a full window already.

@@ -15,6 +15,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ func main() {
 	batch := flag.Int("batch", 1000, "URLs per Add call")
 	dir := flag.String("dir", "", "store directory (default a temporary one, removed at the end)")
 	cache := flag.Int64("cache", 64<<20, "Pebble block cache bytes")
+	maxMem := flag.Int("max-in-memory", 0, "frontier.Config.MaxInMemory (0: its default)")
+	memprofile := flag.String("memprofile", "", "write a heap profile here after the adds")
 	flag.Parse()
 	d := *dir
 	if d == "" {
@@ -47,7 +50,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := frontier.New(frontier.Config{Store: db.Frontier()})
+	f, err := frontier.New(frontier.Config{Store: db.Frontier(), MaxInMemory: *maxMem})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,6 +74,9 @@ func main() {
 		}
 	}
 	addSecs := time.Since(start).Seconds()
+	if *memprofile != "" {
+		writeHeap(*memprofile)
+	}
 	if err := f.Close(); err != nil {
 		log.Fatal(err)
 	}
@@ -84,7 +90,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err = frontier.New(frontier.Config{Store: db.Frontier()})
+	f, err = frontier.New(frontier.Config{Store: db.Frontier(), MaxInMemory: *maxMem})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -118,6 +124,21 @@ func main() {
 	fmt.Printf("| %d | %d | %.0f | %d MiB | %d MiB | %v | %d MiB | %.2e (%d of %d) |\n",
 		*urls, *hosts, float64(*urls)/addSecs, size>>20, rssMiB("VmHWM"), firstLease.Round(time.Millisecond),
 		set.Stats().Bits>>23, float64(fp)/float64(probes), fp, probes)
+}
+
+// writeHeap writes a heap profile of the live objects to path.
+func writeHeap(path string) {
+	out, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(out); err != nil {
+		log.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // rssMiB reads a memory figure (VmRSS, VmHWM) of this process.
