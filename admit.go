@@ -143,8 +143,13 @@ func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
 		cr.pendingMu.Unlock()
 		return err
 	}
+	// The seen keys are written without a sync of their own: the URLs are
+	// durably queued already, and the next synced write to the DB (the
+	// settlement of the page that found them, a moment later) makes the
+	// keys durable too. A crash before that can queue a URL again (a
+	// duplicate fetch), never lose one.
 	if cr.claims != nil {
-		if err := cr.claims.durable(keys, false); err != nil {
+		if err := cr.claims.durable(keys, true); err != nil {
 			// The URLs are queued; a rediscovery after a restart may
 			// queue them again, which costs a duplicate, not a loss.
 			cr.cfg.Logger.Warn("seen store", "err", err)
