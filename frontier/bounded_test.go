@@ -509,9 +509,11 @@ func TestWindowFor(t *testing.T) {
 		{8, 1 << 20, 131072, 8},
 		{8, 1 << 20, 131073, 7},
 		{8, 1 << 20, 1 << 20, 1},
-		{8, 1 << 20, 1 << 24, 1},
+		{8, 1 << 20, 1<<20 + 1, 0},
+		{8, 1 << 20, 1 << 24, 0},
 		{8, 100, 25, 4},
-		{1, 100, 1000, 1},
+		{1, 100, 100, 1},
+		{1, 100, 1000, 0},
 	} {
 		if got := windowFor(c.window, c.maxMem, c.hosts); got != c.want {
 			t.Errorf("windowFor(%d, %d, %d) = %d, want %d", c.window, c.maxMem, c.hosts, got, c.want)
@@ -521,8 +523,7 @@ func TestWindowFor(t *testing.T) {
 
 func TestMaxInMemoryBoundsWindowsAcrossHosts(t *testing.T) {
 	// 200 hosts discovered breadth-first, 10 URLs each, against a budget
-	// of 100: once there are more hosts than the budget, each band holds
-	// one URL, so memory stays at one URL per host instead of Window per
+	// of 100: memory stays at most one URL per host instead of Window per
 	// host (1,600), and every URL is still leased once, through a restart.
 	const hosts, perHost, window, budget = 200, 10, 8, 100
 	s := NewMemoryStore()
@@ -546,4 +547,28 @@ func TestMaxInMemoryBoundsWindowsAcrossHosts(t *testing.T) {
 	if d.peak > hosts {
 		t.Fatalf("peak InMemory %d, want at most one URL per host (%d)", d.peak, hosts)
 	}
+}
+
+func TestMaxInMemoryBelowHosts(t *testing.T) {
+	// More hosts than the budget: bands hold no URL in memory until their
+	// host is leased, then read one, and every URL is still leased once.
+	const hosts, perHost, budget = 120, 5, 40
+	s := NewMemoryStore()
+	d := newDriver(t, s, Config{Politeness: FixedDelay(0), MaxInMemory: budget}, budget+1)
+	var all []string
+	for i := 0; i < perHost; i++ {
+		var es []Entry
+		for h := 0; h < hosts; h++ {
+			host := fmt.Sprintf("h%03d.test", h)
+			u := fmt.Sprintf("http://%s/%02d", host, i)
+			es = append(es, Entry{URL: u, Host: host})
+			all = append(all, u)
+		}
+		mustAdd(t, d.f, d.now, es...)
+		d.check("after Add")
+	}
+	d.run(len(all) / 3)
+	d.reopen()
+	d.run(-1)
+	d.checkAll(all)
 }

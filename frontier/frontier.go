@@ -58,10 +58,11 @@ type Config struct {
 	// MaxInMemory is the budget of URLs the bands' windows hold in memory
 	// when a Store is set. With more than MaxInMemory/Window hosts in
 	// memory, a band takes in (when URLs are added or its window is
-	// read) MaxInMemory/hosts URLs, and at least one; a band that holds
-	// more from when there were fewer hosts keeps them until they are
-	// leased. So memory grows with hosts, not with hosts × Window. Zero
-	// means 1<<20: the full Window up to 131,072 hosts.
+	// read) MaxInMemory/hosts URLs; with more hosts than MaxInMemory, none
+	// until its host is leased, and then one. A band that holds more from
+	// when there were fewer hosts keeps them until they are leased. So
+	// memory grows with hosts, not with hosts × Window. Zero means 1<<20:
+	// the full Window up to 131,072 hosts.
 	MaxInMemory int
 	// DelayedWindow is how many delayed URLs (retries, recrawls) are
 	// held in memory when a Store is set (between one and two times it

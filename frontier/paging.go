@@ -80,10 +80,12 @@ func (f *Frontier) windowNow() int {
 }
 
 // windowFor is the window of each band of hosts hosts: window, shrunk so
-// that their windows fit in maxMem URLs, and at least one.
+// that their windows fit in maxMem URLs. Zero (more hosts than maxMem)
+// means a band holds no URL in memory until its host is leased, and then
+// reads one (loadBand).
 func windowFor(window, maxMem, hosts int) int {
 	if hosts > 0 && maxMem/hosts < window {
-		return max(maxMem/hosts, 1)
+		return maxMem / hosts
 	}
 	return window
 }
@@ -135,7 +137,7 @@ func (f *Frontier) loadBand(h *host, b int) *windowRead {
 		b:     b,
 		start: queuedKey(h.name, uint8(b), bq.cursor+1),
 		end:   append(hostPrefix(h.name), uint8(b)+1),
-		limit: f.windowNow(),
+		limit: max(f.windowNow(), 1),
 	}
 }
 
