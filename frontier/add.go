@@ -199,6 +199,7 @@ func (f *Frontier) insert(p *prepared, now int64) {
 		// may not see this URL: the band keeps more set when it ends.
 		bq.dirty = true
 	case !bq.more && bq.q.len() < f.windowNow():
+		bq.q.reserve(1)
 		bq.q.pushBack(p.it)
 		bq.cursor = p.it.seq
 		h.queued++

@@ -228,6 +228,7 @@ func (f *Frontier) fileWindow(h *host, b int, start []byte, kvs []KV, limit int)
 	bq := &h.bands[b]
 	bq.more = len(kvs) == limit
 	prefix := start[:len(start)-8] // every key in [start, end) begins with it
+	bq.q.reserve(len(kvs))
 	for _, kv := range kvs {
 		tail := kv.Key[len(prefix):]
 		if len(tail) != 8 {

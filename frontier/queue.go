@@ -100,6 +100,15 @@ func (r *ring[T]) grow() {
 	r.resize(max(c+c/4, c+2))
 }
 
+// reserve makes room for k more at once, exactly: a window's URLs, or
+// with a Store the one URL most hosts of a large crawl hold in memory
+// (Config.MaxInMemory).
+func (r *ring[T]) reserve(k int) {
+	if need := int(r.n) + k; need > len(r.buf) {
+		r.resize(need)
+	}
+}
+
 func (r *ring[T]) resize(nc int) {
 	nb := make([]T, nc)
 	c := int32(len(r.buf))
