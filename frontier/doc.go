@@ -64,8 +64,9 @@
 // per-host queues. With a Store (MemoryStore, storage/pebble, or a user's
 // own, checked by frontiertest.Run) every Add and every settle is written
 // before it returns, and concurrent calls share one write (group commit).
-// Only a bounded window of each host's URLs (Config.Window per band) and of
-// the delayed URLs (Config.DelayedWindow) is held in memory; the rest is read
+// Only a bounded window of each host's URLs (Config.Window per band, shrunk
+// as hosts grow past Config.MaxInMemory/Window) and of the delayed URLs
+// (Config.DelayedWindow) is held in memory; the rest is read
 // through per-host cursors when the window drains. A recrawl or NotBefore URL
 // that comes due goes to the head of its band, as without a Store, if the
 // band's window has room; otherwise it is re-filed in the store as a queued

@@ -46,8 +46,7 @@ type Config struct {
 	// unless an Outcome sets RecrawlAt.
 	Schedule Schedule
 	// Window is how many URLs of each band of each host are held in
-	// memory when a Store is set. Zero means 8: with 100k hosts that is
-	// at most 800k URLs (per band in use) in memory, whatever the queue size.
+	// memory when a Store is set, up to MaxInMemory in all. Zero means 8.
 	// A delayed URL (recrawl, NotBefore) that comes due joins the head of
 	// its band when the band holds fewer than Window URLs in memory, and is
 	// otherwise written back to the store at the band's tail, behind the
