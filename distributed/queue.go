@@ -1093,6 +1093,15 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
 }
 
+// replayStall is how long a replay waits for its next message before it
+// fails and its acquisition is tried again. The range it reads is known to
+// exist, and headers arrive by thousands a second, so a replay that gets
+// nothing for this long is stuck (an ordered consumer whose pull was lost
+// on a loaded server: two of a node's 21 partitions sat 10 s at their first
+// message, which held them unowned until a server kill 6 s later and past
+// it).
+const replayStall = 4 * time.Second
+
 // replayResetAttempts bounds how often a replay's ordered consumer is
 // recreated in one recovery (1 s, 2 s, 4 s apart, plus the requests).
 const replayResetAttempts = 3
@@ -1135,7 +1144,7 @@ func (q *Queue) replay(ctx context.Context, p *partition, from, until uint64) er
 		q.counters.replayNanos.Add(int64(time.Since(start)))
 	}()
 	for {
-		m, err := it.Next(jetstream.NextMaxWait(10 * time.Second))
+		m, err := it.Next(jetstream.NextMaxWait(replayStall))
 		if err != nil {
 			return fmt.Errorf("distributed: replaying partition %d at %d: %w", p.id, p.hw+1, err)
 		}
