@@ -215,19 +215,34 @@ func TestWorkersKilledEightTimes(t *testing.T) {
 	}
 }
 
+// refRuns is how many uninterrupted crawls killEightTimes measures the
+// killed one against.
+const refRuns = 3
+
 func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
-	// The reference: the same two workers, never killed.
-	ref := &crew{t: t, store: open(t).flags, running: make([]*exec.Cmd, 2)}
-	web, err := crawltest.NewWeb(killWebConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	ref.web = web
-	ref.run()
-	refRep := web.Report()
-	if refRep.TrapFetches == 0 {
-		t.Fatal("the uninterrupted crawl entered no trap; the test would show nothing")
+	// The reference: the same two workers, never killed, three times on
+	// fresh stores. The uninterrupted crawl itself varies from run to run
+	// (18 to 24 trap fetches), so the bound below takes the most trap
+	// fetches of the three.
+	var refRep crawltest.Report
+	refTraps := make([]int, refRuns)
+	for i := range refTraps {
+		ref := &crew{t: t, store: open(t).flags, running: make([]*exec.Cmd, 2)}
+		web, err := crawltest.NewWeb(killWebConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.web = web
+		ref.run()
+		rep := web.Report()
+		web.Close()
+		if rep.TrapFetches == 0 {
+			t.Fatal("the uninterrupted crawl entered no trap; the test would show nothing")
+		}
+		refTraps[i] = rep.TrapFetches
+		if i == 0 || rep.TrapFetches > refRep.TrapFetches {
+			refRep = rep
+		}
 	}
 
 	const kills = 8
@@ -259,6 +274,7 @@ func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
 			killedAt = append(killedAt, requests)
 		}
 	}
+	var err error
 	c.web, err = crawltest.NewWeb(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -269,8 +285,8 @@ func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
 	mu.Lock()
 	defer mu.Unlock()
 	rep := c.web.Report()
-	t.Logf("%d processes, killed at requests %v; requests %d (uninterrupted %d), trap fetches %d (uninterrupted %d)",
-		processes, killedAt, rep.Requests, refRep.Requests, rep.TrapFetches, refRep.TrapFetches)
+	t.Logf("%d processes, killed at requests %v; requests %d (uninterrupted %d), trap fetches %d (uninterrupted %v)",
+		processes, killedAt, rep.Requests, refRep.Requests, rep.TrapFetches, refTraps)
 	if len(killedAt) < kills {
 		t.Errorf("only %d kills happened, want %d: the crawl ended first", len(killedAt), kills)
 	}
@@ -290,15 +306,14 @@ func killEightTimes(t *testing.T, open func(t *testing.T) sharedCrawl) {
 	if sharedStateBytes(t, sc.state, "crawlkit/trap/v1") == 0 {
 		t.Error("the workers kept no spider-trap state in the shared store")
 	}
-	// Within 10 % of the uninterrupted workers, plus what the kills cut
-	// from the shared learning: a worker merges it into the shared record
-	// about once a second, and a kill loses what it learned since; a kill
-	// also repeats the request it cut off. One trap fetch in two kills is
-	// allowed: the uninterrupted reference itself gave 18 to 24 trap
-	// fetches from run to run, and 23 against a reference of 18 failed the
-	// earlier one in four. Without shared learning the kills multiply trap
-	// fetches (30 against 15 for two processes, trap.TestMergeSharesLearning).
-	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1+float64(kills)/2 {
-		t.Errorf("%d trap fetches over %d kills, %d uninterrupted", rep.TrapFetches, kills, refRep.TrapFetches)
+	// Within 10 % of the most trap fetches of the uninterrupted runs, plus
+	// what the kills cut from the shared learning: a worker merges it into
+	// the shared record about once a second, and a kill loses what it
+	// learned since; a kill also repeats the request it cut off. One trap
+	// fetch in four kills is allowed. Without shared learning the kills
+	// multiply trap fetches (30 against 15 for two processes,
+	// trap.TestMergeSharesLearning).
+	if float64(rep.TrapFetches) > 1.1*float64(refRep.TrapFetches)+1+float64(kills)/4 {
+		t.Errorf("%d trap fetches over %d kills, %v uninterrupted", rep.TrapFetches, kills, refTraps)
 	}
 }
