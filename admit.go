@@ -144,10 +144,11 @@ func (cr *Crawler) enqueue(entries []frontier.Entry, keys []uint64) error {
 		return err
 	}
 	// The seen keys are written without a sync of their own: the URLs are
-	// durably queued already, and the next synced write to the DB (the
-	// settlement of the page that found them, a moment later) makes the
-	// keys durable too. A crash before that can queue a URL again (a
-	// duplicate fetch), never lose one.
+	// durably queued already, and the next synced write to the DB makes
+	// the keys durable too (for a page's links, its settlement a moment
+	// later; for seeds and sitemap URLs, the next settlement of any page,
+	// and a restart queues them again anyway). A crash before that can
+	// queue a URL again (a duplicate fetch), never lose one.
 	if cr.claims != nil {
 		if err := cr.claims.durable(keys, true); err != nil {
 			// The URLs are queued; a rediscovery after a restart may

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/crawlkit/crawlkit/internal/racebuild"
 	"github.com/crawlkit/crawlkit/urlnorm"
 )
 
@@ -79,7 +80,7 @@ func TestGrowthKeepsBound(t *testing.T) {
 }
 
 func TestShardedGrowth(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || racebuild.Enabled {
 		t.Skip("2M keys")
 	}
 	const p = 0.01
@@ -106,7 +107,7 @@ func TestShardedGrowth(t *testing.T) {
 // false-positive rate at that load. It takes ~10 s without the race
 // detector, so it is skipped with -short and under -race.
 func TestTenMillion(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || racebuild.Enabled {
 		t.Skip("10M URLs; run without -race and -short")
 	}
 	const n, p = 10_000_000, 0.01

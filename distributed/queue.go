@@ -894,6 +894,7 @@ func partitionsSettled(ctx context.Context, s jetstream.Stream, n int,
 	return before.State.LastSeq == after.State.LastSeq, -1, nil, nil
 }
 
+// logBusy logs why the crawl is not finished, at most every 5 s.
 func (q *Queue) logBusy(msg string, args ...any) {
 	if time.Since(q.lastBusyLog) > 5*time.Second {
 		q.lastBusyLog = time.Now()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/crawlkit/crawlkit/internal/racebuild"
 )
 
 const (
@@ -305,7 +307,7 @@ func TestCounterMatchesAccumulator(t *testing.T) {
 // there sync.Pool drops a quarter of what is put back, on purpose, so the
 // feature sets are rebuilt at random. .ci/run runs it without -race.
 func TestFingerprintDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if racebuild.Enabled {
 		t.Skip("sync.Pool drops items at random under -race; run without -race")
 	}
 	text := strings.Repeat(seedA+" Ünïcödé text 123. ", 50)

@@ -1,5 +1,0 @@
-//go:build race
-
-package simhash
-
-const raceEnabled = true
