@@ -80,6 +80,21 @@ func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 			Variants: []variant{
 				{Name: "colly", Cmd: "colly"},
 				{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
+				{Name: "crawlkit-shipped-nowarc", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}"}},
+			},
+		},
+		// shipped-nodelay: the shipped run on a web whose robots.txt
+		// Crawl-delay is the crawlers' own -delay (1 ms), a throughput web
+		// where no host asks for more spacing than colly gives every host.
+		"shipped-nodelay": {
+			Name: "shipped-nodelay", Title: "200 hosts × 50 pages, Crawl-delay 1 ms, crawlkit configured as the quickstart ships (state in a DataDir, WARC on, DefaultWorkers) against colly",
+			Kind:  "shipped",
+			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "1ms", "-max-depth", "5"},
+			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
+			Variants: []variant{
+				{Name: "colly", Cmd: "colly"},
+				{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
+				{Name: "crawlkit-shipped-nowarc", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}"}},
 			},
 		},
 		// durable-before: crawlkit in memory and on a DataDir, now and as
@@ -215,6 +230,8 @@ func run() error {
 			text += realisticReport(s, names, infos[s.Name], results[s.Name], *reps)
 		case "shipped":
 			text += shippedReport(s, names, infos[s.Name], results[s.Name], *reps)
+		case "warc":
+			text += warcReport(s, names, infos[s.Name], results[s.Name], *reps)
 		default:
 			text += durableReport(s, names, infos[s.Name], results[s.Name], *reps)
 		}

@@ -95,6 +95,12 @@ func realisticSpecs(size string) (map[string]runSpec, error) {
 				{Name: "memory", Cmd: "crawlkit"},
 				{Name: "durable", Cmd: "crawlkit", Args: []string{"-data-dir", "{tmpdir}"}},
 			}},
+		"warc": {Name: "warc", Title: title + ", crawlkit on a DataDir with and without WARC", Server: "realisticweb", Kind: "warc",
+			Web: web, Crawl: crawl,
+			Variants: []variant{
+				{Name: "warc-off", Cmd: "crawlkit", Args: []string{"-data-dir", "{tmpdir}"}},
+				{Name: "warc-on", Cmd: "crawlkit", Args: []string{"-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
+			}},
 	}, nil
 }
 
@@ -229,21 +235,8 @@ func durableReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, describeWeb(s, info))
 	fmt.Fprintf(&b, "crawlkit with Config.DataDir (crawl state in Pebble, a new directory each run) against crawlkit in memory, "+
 		"%s workers, medians of %d runs alternating.\n\n", flagValue(s.Crawl, "-workers"), reps)
-	b.WriteString("| state | pages/s (runs) | median pages/s | CPU ms / page (runs) | median CPU ms / page | peak RSS MB | pages | elapsed s | coverage | exact dup | spelling dup | robots viol. | politeness viol. |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	stateTable(&b, names, res)
 	pps := func(r harness.Result) float64 { return r.PagesPerS }
-	for _, c := range names {
-		rs := res[c]
-		fmt.Fprintf(&b, "| %s | %s | %.1f | %s | %.1f | %.0f | %.0f | %.1f | %.3f | %d | %d | %d | %d |\n",
-			c, spreadF(rs, pps, "%.1f"), pick(rs, pps), spreadF(rs, cpuMSPerPage, "%.1f"), pick(rs, cpuMSPerPage),
-			pick(rs, func(r harness.Result) float64 { return r.PeakRSSMB }),
-			pick(rs, func(r harness.Result) float64 { return float64(r.Pages) }),
-			pick(rs, func(r harness.Result) float64 { return r.ElapsedS }), minCov(rs),
-			maxOf(rs, func(r harness.Result) int { return r.ExactDup }),
-			maxOf(rs, func(r harness.Result) int { return r.SpellingDup }),
-			maxOf(rs, func(r harness.Result) int { return r.RobotsViol }),
-			maxOf(rs, func(r harness.Result) int { return r.PolitenessVio }))
-	}
 	d, m := res["durable"], res["memory"]
 	if len(d) > 0 && len(m) > 0 {
 		fmt.Fprintf(&b, "\ndurable ÷ memory CPU-s per page: %.2f\n", pick(d, cpuMSPerPage)/pick(m, cpuMSPerPage))
@@ -255,14 +248,54 @@ func durableReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 	return b.String()
 }
 
+// warcReport renders the warc run's table: crawlkit on a DataDir with and
+// without WARC files; it ends with WARC's share of the crawl's CPU.
+func warcReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, describeWeb(s, info))
+	fmt.Fprintf(&b, "crawlkit with Config.DataDir, writing WARC files with a CDXJ index (warc-on) or none (warc-off), "+
+		"%s workers, medians of %d runs alternating.\n\n", flagValue(s.Crawl, "-workers"), reps)
+	stateTable(&b, names, res)
+	if on, off := res["warc-on"], res["warc-off"]; len(on) > 0 && len(off) > 0 {
+		writeWARCShare(&b, on, off)
+	}
+	return b.String()
+}
+
+// writeWARCShare writes WARC's share of the crawl's CPU: the CPU per page
+// that writing the archive adds, over the CPU per page with it.
+func writeWARCShare(b *strings.Builder, on, off []harness.Result) {
+	with, without := pick(on, cpuMSPerPage), pick(off, cpuMSPerPage)
+	fmt.Fprintf(b, "\nWARC's share of the crawl's CPU: %.0f %% (%.2f of %.2f CPU ms per page)\n", 100*(with-without)/with, with-without, with)
+}
+
+// stateTable writes the table of durableReport and warcReport.
+func stateTable(b *strings.Builder, names []string, res map[string][]harness.Result) {
+	b.WriteString("| state | pages/s (runs) | median pages/s | CPU ms / page (runs) | median CPU ms / page | peak RSS MB | pages | elapsed s | coverage | exact dup | spelling dup | robots viol. | politeness viol. |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	pps := func(r harness.Result) float64 { return r.PagesPerS }
+	for _, c := range names {
+		rs := res[c]
+		fmt.Fprintf(b, "| %s | %s | %.1f | %s | %.1f | %.0f | %.0f | %.1f | %.3f | %d | %d | %d | %d |\n",
+			c, spreadF(rs, pps, "%.1f"), pick(rs, pps), spreadF(rs, cpuMSPerPage, "%.1f"), pick(rs, cpuMSPerPage),
+			pick(rs, func(r harness.Result) float64 { return r.PeakRSSMB }),
+			pick(rs, func(r harness.Result) float64 { return float64(r.Pages) }),
+			pick(rs, func(r harness.Result) float64 { return r.ElapsedS }), minCov(rs),
+			maxOf(rs, func(r harness.Result) int { return r.ExactDup }),
+			maxOf(rs, func(r harness.Result) int { return r.SpellingDup }),
+			maxOf(rs, func(r harness.Result) int { return r.RobotsViol }),
+			maxOf(rs, func(r harness.Result) int { return r.PolitenessVio }))
+	}
+}
+
 // describeWeb says what web s ran on: the realistic web, or benchweb.
 func describeWeb(s runSpec, info harness.WebInfo) string {
 	if s.Server == "realisticweb" {
 		return webLine(info)
 	}
 	return fmt.Sprintf("cmd/benchweb: %d hosts (%d crawlable), ground truth %d unique pages within depth %d, "+
-		"plain HTTP on loopback, robots.txt with Crawl-delay 50 ms, spider traps.",
-		info.Hosts, info.CrawlableHosts, info.TruthUnique, info.MaxDepth)
+		"plain HTTP on loopback, robots.txt with Crawl-delay %s on some hosts, spider traps.",
+		info.Hosts, info.CrawlableHosts, info.TruthUnique, info.MaxDepth, flagValue(s.Web, "-crawl-delay"))
 }
 
 // flagValue is the value of the last flag name in args, or "?".
@@ -302,6 +335,9 @@ func shippedReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 	if k, c := res["crawlkit-shipped"], res["colly"]; len(k) > 0 && len(c) > 0 {
 		fmt.Fprintf(&b, "\ncrawlkit as shipped ÷ colly truth pages/s: %.2f\n", pick(k, tps)/pick(c, tps))
 		fmt.Fprintf(&b, "\ncrawlkit as shipped ÷ colly pages/s: %.2f\n", pick(k, pps)/pick(c, pps))
+	}
+	if on, off := res["crawlkit-shipped"], res["crawlkit-shipped-nowarc"]; len(on) > 0 && len(off) > 0 {
+		writeWARCShare(&b, on, off)
 	}
 	return b.String()
 }
