@@ -935,3 +935,40 @@ func testCorruptQueuedKey(t *testing.T, window int) {
 		t.Fatal("NextAt does not return: the frontier spins on the corrupt key")
 	}
 }
+
+func TestRecoverAllocatesLaterBandsWhenNeeded(t *testing.T) {
+	// Recovery learns each host's first band with URLs and leaves the
+	// later bands unallocated until they are needed, so a reopened
+	// frontier holds one band per host, not Bands. The URLs of the later
+	// bands, and those added to them after reopening, still come out in
+	// band order.
+	s := NewMemoryStore()
+	f := newTest(t, Config{Store: s, Window: 1, Politeness: FixedDelay(0)})
+	mustAdd(t, f, t0,
+		Entry{URL: "http://a.test/0", Depth: 0}, Entry{URL: "http://a.test/0b", Depth: 0},
+		Entry{URL: "http://b.test/1", Depth: 1}, Entry{URL: "http://b.test/3", Depth: 3},
+		Entry{URL: "http://c.test/2", Depth: 2})
+	f.Close()
+	g := newTest(t, Config{Store: s, Window: 1, Politeness: FixedDelay(0)})
+	g.mu.Lock()
+	for name, want := range map[string]int{"a.test": 1, "b.test": 2, "c.test": 3} {
+		if h := g.hosts[name]; h == nil || len(h.bands) != want || int(h.unread) != 4-want {
+			t.Errorf("%s after recovery: %+v, want %d bands allocated and %d unread", name, h, want, 4-want)
+		}
+	}
+	g.mu.Unlock()
+	mustAdd(t, g, t0, Entry{URL: "http://b.test/2", Depth: 2}, Entry{URL: "http://c.test/0", Depth: 0},
+		Entry{URL: "http://a.test/3", Depth: 3})
+	got := map[string][]string{}
+	for _, u := range drainAll(t, g, t0) {
+		h := u[len("http://") : len("http://")+len("a.test")]
+		got[h] = append(got[h], u[len("http://a.test/"):])
+	}
+	want := map[string][]string{"a.test": {"0", "0b", "3"}, "b.test": {"1", "2", "3"}, "c.test": {"0", "2"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("leased after reopening:\n got %v\nwant %v", got, want)
+	}
+	if n := s.Len(); n != 1 {
+		t.Fatalf("%d keys left in the store, want only the sequence record", n)
+	}
+}

@@ -50,11 +50,9 @@ func (f *Frontier) recover() error {
 			}
 			h = f.hostFor(name)
 			// Every configured band from the first one found may hold
-			// URLs.
-			h.band(max(int(band), f.bands-1))
-			for b := int(band); b < len(h.bands); b++ {
-				h.bands[b].more = true
-			}
+			// URLs; those after it are allocated when they are needed.
+			h.band(int(band)).more = true
+			h.unread = uint8(max(f.bands-1-int(band), 0))
 			f.schedule(h, math.MinInt64)
 		} else {
 			// A band past the configured ones: the store was written

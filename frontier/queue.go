@@ -192,12 +192,17 @@ type host struct {
 	readyTok    uint32
 	readyBand   uint8 // the band whose ready list holds the host, when readyTok != 0
 	loading     bool  // a windowRead is reading one of its bands (see windowRead)
+	// unread counts the bands after the allocated ones that the store may
+	// hold URLs of: recovery learns a host's first band with URLs and
+	// marks the later ones so, without allocating them (see band).
+	unread uint8
 }
 
 // band returns band b of the host, allocating the bands up to b: most hosts
-// only ever use one or two bands.
+// only ever use one or two bands. A band allocated among the unread ones
+// may hold URLs in the store.
 func (h *host) band(b int) *bandQueue {
-	if b >= len(h.bands) {
+	if n := len(h.bands); b >= n {
 		if b < cap(h.bands) {
 			h.bands = h.bands[:b+1]
 		} else {
@@ -205,6 +210,10 @@ func (h *host) band(b int) *bandQueue {
 			copy(nb, h.bands)
 			h.bands = nb
 		}
+		for i := n; i < n+int(h.unread) && i <= b; i++ {
+			h.bands[i].more = true
+		}
+		h.unread = uint8(max(n+int(h.unread)-(b+1), 0))
 	}
 	return &h.bands[b]
 }
@@ -217,7 +226,10 @@ func (h *host) bandFull(b uint8, window int) bool {
 // bandMore reports whether the store may hold URLs of band b beyond those
 // in memory.
 func (h *host) bandMore(b uint8) bool {
-	return int(b) < len(h.bands) && h.bands[b].more
+	if int(b) >= len(h.bands) {
+		return int(b) < len(h.bands)+int(h.unread)
+	}
+	return h.bands[b].more
 }
 
 // eligibleAt is the earliest time the host may be leased.
@@ -226,7 +238,7 @@ func (h *host) eligibleAt() int64 { return max(h.readyAt, h.blocked) }
 // hasWork reports whether the host has URLs to hand out, in memory or in the
 // store.
 func (h *host) hasWork() bool {
-	if h.queued > 0 {
+	if h.queued > 0 || h.unread > 0 {
 		return true
 	}
 	for i := range h.bands {
@@ -243,6 +255,9 @@ func (h *host) bestBand() int {
 		if h.bands[i].q.n > 0 || h.bands[i].more {
 			return i
 		}
+	}
+	if h.unread > 0 {
+		return len(h.bands)
 	}
 	return max(len(h.bands)-1, 0)
 }

@@ -359,6 +359,11 @@ func (f *Frontier) take(h *host, skip int) (item, bool, *windowRead) {
 			return bq.q.popFront(), true, nil
 		}
 	}
+	if h.unread > 0 { // the next band, not read since recovery
+		b := len(h.bands)
+		h.band(b)
+		return item{}, false, f.loadBand(h, b)
+	}
 	return item{}, false, nil
 }
 
