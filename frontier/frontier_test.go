@@ -972,3 +972,55 @@ func TestRecoverAllocatesLaterBandsWhenNeeded(t *testing.T) {
 		t.Fatalf("%d keys left in the store, want only the sequence record", n)
 	}
 }
+
+func TestRecoverScansManySmallHostsTogether(t *testing.T) {
+	// Reopening reads a store of one-URL hosts several hosts per scan,
+	// and one of large hosts in about one scan per host; either way it
+	// finds every host and every URL comes out once.
+	for _, c := range []struct {
+		hosts, perHost int
+		maxScans       int
+	}{
+		{hosts: 200, perHost: 1, maxScans: 200/recoverScan + 4},
+		{hosts: 12, perHost: 3, maxScans: 12*3/recoverScan + 4},
+		{hosts: 10, perHost: 60, maxScans: 10 + 4},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", c.hosts, c.perHost), func(t *testing.T) {
+			s := &countingStore{MemoryStore: NewMemoryStore()}
+			f := newTest(t, Config{Store: s, Window: 2, Politeness: FixedDelay(0)})
+			want := map[string]bool{}
+			for h := 0; h < c.hosts; h++ {
+				for i := 0; i < c.perHost; i++ {
+					u := fmt.Sprintf("http://h%03d.test/%d", h, i)
+					want[u] = true
+					mustAdd(t, f, t0, Entry{URL: u, Depth: i % 5})
+				}
+			}
+			f.Close()
+			s.mu.Lock()
+			s.scans = nil
+			s.mu.Unlock()
+			g := newTest(t, Config{Store: s, Window: 2, Politeness: FixedDelay(0)})
+			s.mu.Lock()
+			scans := len(s.scans)
+			s.mu.Unlock()
+			if st := g.Stats(); st.Hosts != c.hosts {
+				t.Errorf("%d hosts after reopening, want %d", st.Hosts, c.hosts)
+			}
+			// One scan reads the sequence record.
+			if scans-1 > c.maxScans {
+				t.Errorf("reopening took %d scans for %d hosts of %d URLs, want at most %d", scans-1, c.hosts, c.perHost, c.maxScans)
+			}
+			got := drainAll(t, g, t0)
+			if len(got) != len(want) {
+				t.Errorf("%d URLs leased after reopening, want %d", len(got), len(want))
+			}
+			for _, u := range got {
+				if !want[u] {
+					t.Errorf("%s leased twice or never added", u)
+				}
+				delete(want, u)
+			}
+		})
+	}
+}

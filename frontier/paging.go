@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,9 +13,14 @@ import (
 // windows, trimming the delayed window and re-filing due URLs.
 
 // recover rebuilds the host index from the store: the sequence high-water
-// mark, and every host that has queued URLs, found by seeking past one host
-// at a time. The URLs themselves stay in the store until their band's window
-// is loaded.
+// mark, and every host that has queued URLs. The URLs themselves stay in the
+// store until their band's window is loaded.
+//
+// Hosts are found by scanning a few keys at a time and seeking past the
+// last host a scan reached: a store of many small hosts is read in a scan
+// per recoverScan keys, one of few large hosts in about one seek per host.
+// After a scan that ended inside its first host, the next reads one key
+// only, so a large host is not read recoverScan keys at a time.
 func (f *Frontier) recover() error {
 	ctx := context.Background()
 	kvs, err := f.store.Scan(ctx, metaSeqKey, append(metaSeqKey[:len(metaSeqKey):len(metaSeqKey)], 0), 1)
@@ -32,44 +38,67 @@ func (f *Frontier) recover() error {
 	start := []byte{kindQueued}
 	end := []byte{kindQueued + 1}
 	var h *host
+	var prefix []byte // h's queued keys start with it
+	limit := recoverScan
 	for {
-		kvs, err := f.store.Scan(ctx, start, end, 1)
+		kvs, err := f.store.Scan(ctx, start, end, limit)
 		if err != nil {
 			return fmt.Errorf("frontier: reading store: %w", err)
 		}
-		if len(kvs) == 0 {
-			return nil
-		}
-		name, band, _, err := parseQueuedKey(kvs[0].Key)
-		if err != nil {
-			return err
-		}
-		if h == nil || h.name != name {
+		hosts, last := 0, 0
+		for _, kv := range kvs {
+			if h != nil && bytes.HasPrefix(kv.Key, prefix) {
+				// A later key of the host. A malformed one is left to
+				// the band's window read, which skips it.
+				if _, band, _, err := parseQueuedKey(kv.Key); err == nil {
+					last = max(last, int(band))
+					if !h.bandMore(band) {
+						// A band past the configured ones: the store
+						// was written with more. Its URLs are kept,
+						// after the others.
+						h.band(int(band)).more = true
+					}
+				}
+				continue
+			}
+			name, band, _, err := parseQueuedKey(kv.Key)
+			if err != nil {
+				return err
+			}
+			last = int(band)
 			if checkHost(name) != nil {
 				return fmt.Errorf("%w: queued key with invalid host %q", ErrCorrupt, name)
 			}
+			hosts++
 			h = f.hostFor(name)
+			prefix = hostPrefix(name)
 			// Every configured band from the first one found may hold
 			// URLs; those after it are allocated when they are needed.
 			h.band(int(band)).more = true
 			h.unread = uint8(max(f.bands-1-int(band), 0))
 			f.schedule(h, math.MinInt64)
-		} else {
-			// A band past the configured ones: the store was written
-			// with more bands. Its URLs are kept, after the others.
-			h.band(int(band)).more = true
 		}
-		// Seek past the configured bands (or the band just found) of the
-		// host: in the common case this lands on the next host's first
-		// key, so recovery still costs one seek per host.
-		next := hostPrefix(name)
-		if nb := max(int(band)+1, f.bands); nb <= math.MaxUint8 {
-			start = append(next, byte(nb))
+		if len(kvs) < limit {
+			return nil // the scan read every key left
+		}
+		// Seek past the configured bands (or the last band read) of the
+		// last host: in the common case this lands on the next host's
+		// first key.
+		if nb := max(last+1, f.bands); nb <= math.MaxUint8 {
+			start = append(slices.Clip(prefix), byte(nb))
 		} else {
-			start = append(next[:len(next)-1], 1)
+			start = append(slices.Clip(prefix[:len(prefix)-1]), 1)
+		}
+		prev := limit
+		limit = recoverScan
+		if prev > 1 && hosts <= 1 {
+			limit = 1
 		}
 	}
 }
+
+// recoverScan is how many keys a recovery scan reads at most.
+const recoverScan = 16
 
 // windowNow is the window of each band with the hosts now in memory (see
 // Config.MaxInMemory). f.mu held.
