@@ -20,6 +20,9 @@ base_port=${REALWEB_PORT:-18080}
 workers=${REALWEB_WORKERS:-16}
 delay=${REALWEB_DELAY:-1ms}
 timeout=${REALWEB_TIMEOUT:-15m}
+# REALWEB_SHIPPED=1 runs crawlkit as the quickstart ships it: its state in
+# a DataDir and every exchange archived in WARC files with a CDXJ index.
+shipped=${REALWEB_SHIPPED:-0}
 
 # name  package  tree inside the package  entry pages (relative to the tree)
 hosts=(
@@ -203,10 +206,15 @@ t1=$(now)
 say "wget done in $(elapsed "$t0" "$t1") s (exit $wget_rc; 8 means some answers were errors, such as 404s)"
 
 # 7. crawlkit.
-say "crawlkit (workers $workers, delay $delay)"
+ck_args=()
+if [ "$shipped" = 1 ]; then
+	rm -rf "$work/state" "$work/warc"
+	ck_args=(-data-dir "$work/state" -warc-dir "$work/warc")
+fi
+say "crawlkit (workers $workers, delay $delay${ck_args[*]:+, ${ck_args[*]}})"
 t2=$(now)
 set +e
-"$work/bin/realweb-crawl" -workers "$workers" -delay "$delay" -timeout "$timeout" \
+"$work/bin/realweb-crawl" -workers "$workers" -delay "$delay" -timeout "$timeout" "${ck_args[@]}" \
 	-pages "$work/out/crawlkit-pages.tsv" -seeds "$(IFS=,; echo "${seeds[*]}")" \
 	>"$work/out/crawlkit-stats.json" 2>"$work/out/crawlkit.log"
 ck_rc=$?

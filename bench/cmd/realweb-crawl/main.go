@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/crawlkit"
+	"github.com/crawlkit/crawlkit/archive/warc"
 )
 
 func main() {
@@ -36,6 +37,8 @@ func main() {
 	timeout := flag.Duration("timeout", 15*time.Minute, "stop the crawl after this long")
 	pagesOut := flag.String("pages", "", "if set, write one line per page handed to the Handler: status, content type, URL")
 	verbose := flag.Bool("v", false, "log the crawler's warnings to standard error")
+	dataDir := flag.String("data-dir", "", "Config.DataDir: keep the crawl state in a Pebble store in this directory, as the quickstart does (empty: memory)")
+	warcDir := flag.String("warc-dir", "", "archive every exchange in WARC files with a CDXJ index in this directory, as the quickstart does (empty: none)")
 	flag.Parse()
 
 	var list []string
@@ -72,7 +75,18 @@ func main() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 
+	var sink crawlkit.Sink
+	if *warcDir != "" {
+		ws, err := crawlkit.NewWARCSink(warc.Config{Dir: *warcDir, Software: "realweb-crawl", Index: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "realweb-crawl:", err)
+			os.Exit(1)
+		}
+		sink = ws
+	}
 	c, err := crawlkit.New(crawlkit.Config{
+		DataDir:      *dataDir,
+		Sink:         sink,
 		UserAgent:    *ua,
 		Seeds:        list,
 		Scope:        crawlkit.ScopeSameHost,
