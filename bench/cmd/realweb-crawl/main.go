@@ -27,6 +27,7 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/archive/warc"
+	_ "github.com/crawlkit/crawlkit/storage/datadir" // Config.DataDir (-data-dir)
 )
 
 func main() {
