@@ -65,6 +65,24 @@ type runSpec struct {
 	Variants []variant
 }
 
+// shippedSpec is a run of colly against crawlkit as the quickstart ships
+// it, with and without WARC, on the 200×50 web with the given Crawl-delay.
+func shippedSpec(name, titled, crawlDelay string) runSpec {
+	shipped := []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}"}
+	return runSpec{
+		Name:  name,
+		Title: "200 hosts × 50 pages" + titled + ", crawlkit configured as the quickstart ships (state in a DataDir, WARC on, DefaultWorkers) against colly",
+		Kind:  "shipped",
+		Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", crawlDelay, "-max-depth", "5"},
+		Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
+		Variants: []variant{
+			{Name: "colly", Cmd: "colly"},
+			{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: append(slices.Clip(shipped), "-warc-dir", "{tmpdir}")},
+			{Name: "crawlkit-shipped-nowarc", Cmd: "crawlkit", Args: shipped},
+		},
+	}
+}
+
 func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 	return map[string]runSpec{
 		"small": {
@@ -72,31 +90,11 @@ func specs(politeWindow, politeTimeout time.Duration) map[string]runSpec {
 			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
 			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
 		},
-		"shipped": {
-			Name: "shipped", Title: "200 hosts × 50 pages, crawlkit configured as the quickstart ships (state in a DataDir, WARC on, DefaultWorkers) against colly",
-			Kind:  "shipped",
-			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "50ms", "-max-depth", "5"},
-			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
-			Variants: []variant{
-				{Name: "colly", Cmd: "colly"},
-				{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
-				{Name: "crawlkit-shipped-nowarc", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}"}},
-			},
-		},
+		"shipped": shippedSpec("shipped", "", "50ms"),
 		// shipped-nodelay: the shipped run on a web whose robots.txt
 		// Crawl-delay is the crawlers' own -delay (1 ms), a throughput web
 		// where no host asks for more spacing than colly gives every host.
-		"shipped-nodelay": {
-			Name: "shipped-nodelay", Title: "200 hosts × 50 pages, Crawl-delay 1 ms, crawlkit configured as the quickstart ships (state in a DataDir, WARC on, DefaultWorkers) against colly",
-			Kind:  "shipped",
-			Web:   []string{"-hosts", "200", "-pages", "50", "-crawl-delay", "1ms", "-max-depth", "5"},
-			Crawl: []string{"-max-depth", "5", "-delay", "1ms", "-workers", "32", "-timeout", "5m"},
-			Variants: []variant{
-				{Name: "colly", Cmd: "colly"},
-				{Name: "crawlkit-shipped", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}", "-warc-dir", "{tmpdir}"}},
-				{Name: "crawlkit-shipped-nowarc", Cmd: "crawlkit", Args: []string{"-workers", fmt.Sprint(crawlkit.DefaultWorkers), "-data-dir", "{tmpdir}"}},
-			},
-		},
+		"shipped-nodelay": shippedSpec("shipped-nodelay", ", Crawl-delay 1 ms", "1ms"),
 		// durable-before: crawlkit in memory and on a DataDir, now and as
 		// an older build (crawl-base in -bin, built by the caller from the
 		// commit to compare with), on the 200×50 web.

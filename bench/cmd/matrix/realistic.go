@@ -232,10 +232,7 @@ func realisticReport(s runSpec, names []string, info harness.WebInfo, res map[st
 // durable ÷ memory pages/s line.
 func durableReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, describeWeb(s, info))
-	fmt.Fprintf(&b, "crawlkit with Config.DataDir (crawl state in Pebble, a new directory each run) against crawlkit in memory, "+
-		"%s workers, medians of %d runs alternating.\n\n", flagValue(s.Crawl, "-workers"), reps)
-	stateTable(&b, names, res)
+	stateTable(&b, s, info, "crawlkit with Config.DataDir (crawl state in Pebble, a new directory each run) against crawlkit in memory", names, res, reps)
 	pps := func(r harness.Result) float64 { return r.PagesPerS }
 	d, m := res["durable"], res["memory"]
 	if len(d) > 0 && len(m) > 0 {
@@ -252,10 +249,7 @@ func durableReport(s runSpec, names []string, info harness.WebInfo, res map[stri
 // without WARC files; it ends with WARC's share of the crawl's CPU.
 func warcReport(s runSpec, names []string, info harness.WebInfo, res map[string][]harness.Result, reps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n#### %s\n\n%s\n\n", s.Title, describeWeb(s, info))
-	fmt.Fprintf(&b, "crawlkit with Config.DataDir, writing WARC files with a CDXJ index (warc-on) or none (warc-off), "+
-		"%s workers, medians of %d runs alternating.\n\n", flagValue(s.Crawl, "-workers"), reps)
-	stateTable(&b, names, res)
+	stateTable(&b, s, info, "crawlkit with Config.DataDir, writing WARC files with a CDXJ index (warc-on) or none (warc-off)", names, res, reps)
 	if on, off := res["warc-on"], res["warc-off"]; len(on) > 0 && len(off) > 0 {
 		writeWARCShare(&b, on, off)
 	}
@@ -269,8 +263,11 @@ func writeWARCShare(b *strings.Builder, on, off []harness.Result) {
 	fmt.Fprintf(b, "\nWARC's share of the crawl's CPU: %.0f %% (%.2f of %.2f CPU ms per page)\n", 100*(with-without)/with, with-without, with)
 }
 
-// stateTable writes the table of durableReport and warcReport.
-func stateTable(b *strings.Builder, names []string, res map[string][]harness.Result) {
+// stateTable writes the heading, the web, what was compared and the table
+// of durableReport and warcReport.
+func stateTable(b *strings.Builder, s runSpec, info harness.WebInfo, compared string, names []string, res map[string][]harness.Result, reps int) {
+	fmt.Fprintf(b, "\n#### %s\n\n%s\n\n", s.Title, describeWeb(s, info))
+	fmt.Fprintf(b, "%s, %s workers, medians of %d runs alternating.\n\n", compared, flagValue(s.Crawl, "-workers"), reps)
 	b.WriteString("| state | pages/s (runs) | median pages/s | CPU ms / page (runs) | median CPU ms / page | peak RSS MB | pages | elapsed s | coverage | exact dup | spelling dup | robots viol. | politeness viol. |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	pps := func(r harness.Result) float64 { return r.PagesPerS }
