@@ -89,6 +89,11 @@ func (f *Frontier) recover() error {
 		} else {
 			start = append(slices.Clip(prefix[:len(prefix)-1]), 1)
 		}
+		// Past the last key read in any case, so that a malformed key
+		// (whose band byte may sort after the seek) is not read again.
+		if lastKey := kvs[len(kvs)-1].Key; bytes.Compare(start, lastKey) <= 0 {
+			start = append(slices.Clip(lastKey), 0)
+		}
 		prev := limit
 		limit = recoverScan
 		if prev > 1 && hosts <= 1 {
