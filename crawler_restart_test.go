@@ -3,6 +3,7 @@ package crawlkit_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/crawlkit/crawlkit"
 	"github.com/crawlkit/crawlkit/crawltest"
+	"github.com/crawlkit/crawlkit/storage/pebble"
 )
 
 // TestRestartKeepsPoliteness stops a crawl right after a host answered 429
@@ -134,5 +136,81 @@ func TestRestartKeepsTrapVerdicts(t *testing.T) {
 	}
 	if float64(got) > 1.1*float64(want)+1 {
 		t.Errorf("interrupted crawl made %d trap fetches, uninterrupted %d", got, want)
+	}
+}
+
+// TestRestartWithUnreadablePolitenessState damages the politeness record of
+// a DataDir between two processes: the second says so at Warn, resumes the
+// crawl (its queue is intact) and spaces every host from its start, as
+// after a crash, instead of refusing the DataDir.
+func TestRestartWithUnreadablePolitenessState(t *testing.T) {
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			writeHTML(w, `<html><body><a href="/a">a</a><a href="/b">b</a></body></html>`)
+		default:
+			writeHTML(w, `<html><body>`+r.URL.Path+`</body></html>`)
+		}
+	})
+	dir := t.TempDir()
+	const delay = 800 * time.Millisecond
+	run := func(stopAfter int, logs *logCounter) (time.Time, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var n atomic.Int64
+		cfg := crawlkit.Config{
+			UserAgent: testAgent, Seeds: []string{"http://calm.test/"}, Scope: crawlkit.ScopeAny,
+			DialContext: s.dial, AllowPrivate: loopback, DataDir: dir, Delay: delay, Workers: 2,
+			Handler: func(context.Context, *crawlkit.Page) error {
+				if int(n.Add(1)) == stopAfter {
+					cancel()
+				}
+				return nil
+			},
+		}
+		if logs != nil {
+			cfg.Logger = slog.New(logs)
+		}
+		c, err := crawlkit.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := c.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return start, err
+		}
+		return start, nil
+	}
+	if _, err := run(1, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pebble.Open(dir, pebble.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutState("politeness/v1", []byte(`[{"host":"calm.test","last_end":`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logCounter{msgs: map[string]int{}}
+	start, err := run(0, logs)
+	if err != nil {
+		t.Fatalf("second process on the damaged DataDir: %v", err)
+	}
+	if n := logs.msgs["WARN politeness state of the earlier run unreadable; every host waits its delay from this start"]; n != 1 {
+		t.Errorf("warned %d times about the damaged politeness state, want once (logged: %v)", n, logs.msgs)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	calm := s.starts["calm.test"]
+	if len(calm) != 3 {
+		t.Fatalf("calm.test got %d requests over both processes, want 3 (/, /a, /b)", len(calm))
+	}
+	if gap := calm[1].Sub(start); gap < delay-50*time.Millisecond {
+		t.Errorf("the second process contacted calm.test %v after its start, want at least its delay %v", gap, delay)
 	}
 }

@@ -48,12 +48,18 @@ func (p *Politeness) Export(now time.Time) []HostState {
 
 // Import merges states exported by an earlier process. It never makes a
 // host contactable sooner than the model already holds it: times only move
-// later, and a Crawl-delay already set is kept.
+// later, and a Crawl-delay already set is kept. A request cannot have
+// ended after now, so a LastEnd after now (a damaged record, or a clock
+// set back) counts as now: the host waits its delay from now, not until a
+// date that may be years away. Blocks (BlockedUntil) are kept as they are.
 func (p *Politeness) Import(states []HostState, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range states {
 		h := p.hostLocked(s.Host, now)
+		if s.LastEnd.After(now) {
+			s.LastEnd = now
+		}
 		h.lastEnd = later(h.lastEnd, s.LastEnd)
 		h.adaptive = max(h.adaptive, min(s.Adaptive, p.cfg.MaxAdaptiveDelay))
 		if h.crawlDelay == 0 {

@@ -44,3 +44,20 @@ func TestPolitenessSurvivesRestart(t *testing.T) {
 		t.Errorf("an empty import shortened a block to %v", got.Sub(t0))
 	}
 }
+
+// A LastEnd after the importing process's now, as a damaged record or a
+// clock set back gives, spaces the host from now, not from that date.
+func TestImportBoundsLastEnd(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := NewPoliteness(PolitenessConfig{Delay: time.Second, DelayFactor: -1, Rand: func() float64 { return 0.5 }})
+	p.Import([]HostState{
+		{Host: "future.test", LastEnd: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Host: "blocked.test", BlockedUntil: now.Add(48 * time.Hour)},
+	}, now)
+	if got := p.ReadyAt("future.test", now); !got.Equal(now.Add(time.Second)) {
+		t.Errorf("future.test ready at %v, want its delay after now (%v)", got, now.Add(time.Second))
+	}
+	if got := p.ReadyAt("blocked.test", now); !got.Equal(now.Add(48 * time.Hour)) {
+		t.Errorf("blocked.test ready at %v, want its block kept (%v)", got, now.Add(48*time.Hour))
+	}
+}
