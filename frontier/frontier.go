@@ -143,8 +143,9 @@ type Frontier struct {
 	stats      Stats
 }
 
-// New returns a Frontier. With a Store it reads the store's hosts (one seek
-// per host) and continues where an earlier frontier on the store stopped:
+// New returns a Frontier. With a Store it reads the store's hosts (a scan of
+// a few keys per host or per several small hosts, not their URLs) and
+// continues where an earlier frontier on the store stopped:
 // every URL that was queued or leased but not settled is queued.
 func New(opts Config) (*Frontier, error) {
 	f := &Frontier{
