@@ -143,13 +143,14 @@ func (cr *Crawler) restorePoliteness(p *fetch.Politeness, now time.Time) error {
 	}
 	var hosts []fetch.HostState
 	if err := json.Unmarshal(b, &hosts); err != nil {
-		// The queue and the rest of the state are intact: go on, every
-		// host spaced from this start as after a crash, and say what was
-		// lost (a Retry-After block of the earlier run may be among it).
+		// The queue and the rest of the state are intact: go on with
+		// nothing imported, every host spaced from this start by
+		// Restarted as after a crash, and say what was lost (a
+		// Retry-After block of the earlier run may be among it). The
+		// next periodic save replaces the record.
 		cr.cfg.Logger.Warn("politeness state of the earlier run unreadable; every host waits its delay from this start",
 			"err", err)
-		p.Restarted(now)
-		return cr.putPoliteness(p, now)
+		hosts = nil
 	}
 	p.Import(hosts, now)
 	p.Restarted(now)
