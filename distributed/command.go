@@ -61,6 +61,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	advertise := fs.String("advertise", "", "host:port other machines reach -http at, published for crawlstats (default: the -http address; this machine's host name and the port if -http listens on all interfaces)")
 	memberTTL := fs.Duration("member-ttl", DefaultMemberTTL, "membership heartbeat TTL")
 	ackWait := fs.Duration("ack-wait", DefaultAckWait, "redelivery time of an unacknowledged URL")
+	balanceEvery := fs.Duration("balance-every", 0, "how often the partitions' backlogs are compared and partitions moved to even them (default 2 × -member-ttl; negative: never)")
 	hold := fs.Duration("handover-hold", 0, "wait before fetching from a partition taken over (default: -max-crawl-delay)")
 	held := fs.Int("max-held", DefaultMaxHeldPerPartition, "most unacknowledged messages held per partition")
 	retryBase := fs.Duration("retry-base", DefaultRetryBase, "first retry delay, doubling per attempt")
@@ -184,7 +185,7 @@ func RunCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	node, err := NewNode(Config{
 		NATSURL: conn.URL, NATSOptions: natsOpts, NodeID: *id, CrawlID: *crawlID, Partitions: *partitions, Replicas: *replicas,
-		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held,
+		MemberTTL: *memberTTL, AckWait: *ackWait, HandoverHold: *hold, MaxHeldPerPartition: *held, BalanceEvery: *balanceEvery,
 		RetryBase: *retryBase, MaxAttempts: *maxAttempts, ExpectedURLs: *expected, DuplicateWindow: *dupWindow, Logger: logger,
 		Results: *results, SnapshotEvery: *snapshotEvery,
 		Crawler: crawlkit.Config{

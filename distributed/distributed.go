@@ -181,6 +181,12 @@ type Config struct {
 	// HandoverHold beyond the fence TTL instead. Default:
 	// Crawler.MaxCrawlDelay, or 30 s. See README.md, "Fencing".
 	HandoverHold time.Duration
+	// BalanceEvery is how often the live member with the smallest ID
+	// compares the partitions' backlogs and moves partitions from the
+	// busiest node to the least busy (default 2 × MemberTTL; balance.go,
+	// README.md "Balance"). Negative: never; every partition stays with its
+	// Owners assignment.
+	BalanceEvery time.Duration
 	// PullExpiry is how long one pull request waits on the server
 	// (default MemberTTL/4, at least 1 s). The pin lasts 3 × PullExpiry
 	// without a pull.
@@ -281,6 +287,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxAttempts < 0 {
 		return cfg, fmt.Errorf("%w: MaxAttempts %d: must not be negative", ErrConfig, cfg.MaxAttempts)
+	}
+	if cfg.BalanceEvery == 0 {
+		cfg.BalanceEvery = 2 * cfg.MemberTTL
 	}
 	if cfg.HandoverHold == 0 {
 		cfg.HandoverHold = cfg.Crawler.MaxCrawlDelay

@@ -1,10 +1,12 @@
 package distributed
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -20,6 +22,12 @@ type MemberInfo struct {
 	// it has one.
 	HTTP    string    `json:"http,omitempty"`
 	Started time.Time `json:"started"`
+	// Moves and MovesFor are published by the member that balances the
+	// load (the live member with the smallest ID; balance.go): the
+	// partitions it moved away from their Owners assignment, by new
+	// owner, planned for the live members MovesFor.
+	Moves    map[int]string `json:"moves,omitempty"`
+	MovesFor []string       `json:"moves_for,omitempty"`
 }
 
 // membership keeps this node's heartbeat in the bucket and a view of the
@@ -31,14 +39,17 @@ type MemberInfo struct {
 // is electing a leader), no member expires in this node's view, so a NATS
 // hiccup does not make every node believe it is alone.
 type membership struct {
-	kv   jetstream.KeyValue
-	id   string
-	info []byte
-	ttl  time.Duration
-	now  func() time.Time
-	log  *slog.Logger
+	kv  jetstream.KeyValue
+	id  string
+	ttl time.Duration
+	now func() time.Time
+	log *slog.Logger
 
 	changed chan struct{}
+
+	infoMu sync.Mutex
+	info   MemberInfo
+	infoB  []byte // info, encoded
 
 	mu    sync.Mutex
 	seen  map[string]time.Time // member -> arrival of its last heartbeat
@@ -48,6 +59,16 @@ type membership struct {
 	// started is each member's MemberInfo.Started, by its own clock.
 	started map[string]time.Time
 	self    time.Time // this node's Started
+	// raw is each member's newest heartbeat as it came, and moves the
+	// Moves it carried, decoded when raw changes.
+	raw   map[string][]byte
+	moves map[string]memberMoves
+}
+
+// memberMoves is a member's published moves.
+type memberMoves struct {
+	to      map[int]string
+	forLive []string
 }
 
 func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, now func() time.Time, log *slog.Logger) (*membership, error) {
@@ -55,9 +76,36 @@ func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, no
 	if err != nil {
 		return nil, err
 	}
-	return &membership{kv: kv, id: info.ID, info: b, ttl: ttl, now: now, log: log,
+	return &membership{kv: kv, id: info.ID, info: info, infoB: b, ttl: ttl, now: now, log: log,
 		changed: make(chan struct{}, 1), seen: map[string]time.Time{},
-		started: map[string]time.Time{}, self: info.Started}, nil
+		started: map[string]time.Time{}, self: info.Started,
+		raw: map[string][]byte{}, moves: map[string]memberMoves{}}, nil
+}
+
+// setMoves puts moves, planned for members, into this node's heartbeat
+// from the next one on (nil: none).
+func (m *membership) setMoves(members []string, moves map[int]string) {
+	m.infoMu.Lock()
+	defer m.infoMu.Unlock()
+	m.info.Moves, m.info.MovesFor = moves, members
+	if b, err := json.Marshal(m.info); err == nil {
+		m.infoB = b
+	}
+}
+
+// owners returns the owner of every partition among live: Owners, with the
+// moves that live's smallest member published for exactly live.
+func (m *membership) owners(live []string, partitions int) []string {
+	if len(live) == 0 {
+		return Owners(live, partitions)
+	}
+	m.mu.Lock()
+	mv := m.moves[live[0]]
+	m.mu.Unlock()
+	if !slices.Equal(mv.forLive, live) {
+		mv.to = nil
+	}
+	return withMoves(live, partitions, mv.to)
 }
 
 func memberKey(id string) string { return "node." + id }
@@ -66,7 +114,10 @@ func memberKey(id string) string { return "node." + id }
 func (m *membership) heartbeat(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, m.ttl/2)
 	defer cancel()
-	if _, err := m.kv.Put(ctx, memberKey(m.id), m.info); err != nil {
+	m.infoMu.Lock()
+	b := m.infoB
+	m.infoMu.Unlock()
+	if _, err := m.kv.Put(ctx, memberKey(m.id), b); err != nil {
 		return err
 	}
 	return nil
@@ -139,6 +190,7 @@ func (m *membership) follow(ctx context.Context, w jetstream.KeyWatcher) {
 // apply records one watch update; a nil entry ends the initial values.
 func (m *membership) apply(e jetstream.KeyValueEntry) {
 	now := m.now()
+	movesChanged := false
 	m.mu.Lock()
 	if e == nil {
 		m.ready = true
@@ -153,12 +205,20 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 				}
 			}
 			m.seen[id] = at
-			// A member's start does not change: decode it once, not at
-			// every heartbeat.
-			if _, known := m.started[id]; !known {
+			// A heartbeat changes only when its member's moves do:
+			// decode it then, not every time.
+			if v := e.Value(); !bytes.Equal(v, m.raw[id]) {
+				m.raw[id] = slices.Clone(v)
 				var info MemberInfo
-				if json.Unmarshal(e.Value(), &info) == nil && !info.Started.IsZero() {
-					m.started[id] = info.Started
+				if json.Unmarshal(v, &info) == nil {
+					if _, known := m.started[id]; !known && !info.Started.IsZero() {
+						m.started[id] = info.Started
+					}
+					old := m.moves[id]
+					if !maps.Equal(old.to, info.Moves) || !slices.Equal(old.forLive, info.MovesFor) {
+						m.moves[id] = memberMoves{to: info.Moves, forLive: info.MovesFor}
+						movesChanged = true
+					}
 				}
 			}
 			if at.After(m.ref) {
@@ -167,10 +227,26 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 		default: // delete or purge: a graceful leave
 			delete(m.seen, id)
 			delete(m.started, id)
+			delete(m.raw, id)
+			if _, ok := m.moves[id]; ok {
+				delete(m.moves, id)
+				movesChanged = true
+			}
 		}
 	}
 	m.mu.Unlock()
+	if movesChanged {
+		m.signal()
+	}
 	m.recompute()
+}
+
+// signal tells the rebalancing loop that the assignment may have changed.
+func (m *membership) signal() {
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
 }
 
 func cutMemberKey(k string) (string, bool) {
@@ -198,10 +274,7 @@ func (m *membership) recompute() {
 	m.live = live
 	m.mu.Unlock()
 	if changed {
-		select {
-		case m.changed <- struct{}{}:
-		default:
-		}
+		m.signal()
 	}
 }
 

@@ -197,8 +197,9 @@ func (n *Node) Run(ctx context.Context) error {
 	// keep-alive.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(4)
+	wg.Add(5)
 	go func() { defer wg.Done(); mem.run(bg) }()
+	go func() { defer wg.Done(); n.balance(bg, q, mem) }()
 	go func() { defer wg.Done(); q.compactLoop(bg, max(cfg.MemberTTL, time.Second)) }()
 	rebalanced := make(chan struct{})
 	go func() { defer wg.Done(); n.rebalance(bg, q, mem, rebalanced) }()
@@ -296,14 +297,15 @@ func (n *Node) rebalance(ctx context.Context, q *Queue, mem *membership, done ch
 		if !ok {
 			continue // not in the view yet: the first heartbeat is on its way
 		}
+		want := map[int]bool{}
+		for p, o := range mem.owners(live, n.cfg.Partitions) {
+			if o == n.cfg.NodeID {
+				want[p] = true
+			}
+		}
 		if !slices.Equal(live, prev) {
 			prev = live
-			n.cfg.Logger.Info("membership changed", "members", live,
-				"partitions", len(Assignment(live, n.cfg.Partitions, n.cfg.NodeID)))
-		}
-		want := map[int]bool{}
-		for _, p := range Assignment(live, n.cfg.Partitions, n.cfg.NodeID) {
-			want[p] = true
+			n.cfg.Logger.Info("membership changed", "members", live, "partitions", len(want))
 		}
 		n.reconcile(ctx, q, want, &acquiring)
 	}

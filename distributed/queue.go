@@ -84,6 +84,7 @@ type queueCounters struct {
 	results, resultDuplicates    atomic.Int64
 	snapshots, snapshotLoads     atomic.Int64
 	snapshotKeys, purges         atomic.Int64
+	balanced                     atomic.Int64
 }
 
 // QueueStats are a Queue's counters, served by the node at /queue.
@@ -141,6 +142,9 @@ type QueueStats struct {
 	SnapshotLoads int64 `json:"snapshot_loads"`
 	SnapshotKeys  int64 `json:"snapshot_keys"`
 	Purges        int64 `json:"purges"`
+	// Balanced counts partition moves this node planned to even the
+	// nodes' backlogs, as the member that balances (balance.go).
+	Balanced int64 `json:"balanced"`
 }
 
 // partition is one partition's state on this node.
@@ -812,6 +816,7 @@ func (q *Queue) QueueStats() QueueStats {
 		Results: c.results.Load(), ResultDuplicates: c.resultDuplicates.Load(),
 		Snapshots: c.snapshots.Load(), SnapshotLoads: c.snapshotLoads.Load(),
 		SnapshotKeys: c.snapshotKeys.Load(), Purges: c.purges.Load(),
+		Balanced: c.balanced.Load(),
 	}
 }
 

@@ -120,11 +120,14 @@ type scaleRun struct {
 	steady     float64       // pages/s between the 10th and 90th percentile
 	firstFetch time.Duration // start of the nodes to the first page request
 	lastFetch  time.Duration // start of the nodes to the last page request
-	// firstDone is the earliest of the nodes' last page requests: from
-	// then on, fewer nodes crawl.
+	// firstDone is the earliest of the last page requests of the hosts
+	// of each node's partitions in the Owners assignment: from then on,
+	// fewer nodes crawl, if no partition moved (balanced == 0).
 	firstDone                time.Duration
 	natsCPU, nodeCPU, webCPU time.Duration // CPU time of the server, all nodes and this process (the web) during the crawl; natsCPU < 0: not measured
-	busiest                  float64       // page requests of the busiest node's partitions over the mean
+	busiest                  float64       // page requests of the busiest node's partitions in the Owners assignment over the mean
+	busiestFetched           float64       // page requests the busiest node made (its stats) over the mean
+	balanced                 int64         // partitions moved to even the backlogs
 	perNode                  []string
 	timeline                 []int // page requests in each tenth of the wall time
 }
@@ -148,10 +151,11 @@ var scaleRound int
 // violation, under 1 % duplicate fetches. Run it with -benchtime 1x.
 //
 // DISTRIBUTED_TEST_SCALE_ARGS adds node flags (e.g. "-max-held 16");
+// DISTRIBUTED_TEST_SCALE_NODES lists the setups (default "1 2 3");
 // DISTRIBUTED_TEST_NATS_PROF=PORT serves the server's pprof on PORT.
 func BenchmarkScaleLatency(b *testing.B) {
 	for range b.N {
-		order := []int{1, 2, 3}
+		order := scaleSetups(b)
 		if scaleRound%2 == 1 {
 			slices.Reverse(order)
 		}
@@ -164,11 +168,11 @@ func BenchmarkScaleLatency(b *testing.B) {
 			}
 		}
 		one := runs[1]
-		for _, n := range []int{1, 2, 3} {
+		for _, n := range scaleSetups(b) {
 			r := runs[n]
 			b.ReportMetric(r.wallRate(), fmt.Sprintf("wall-pages/s-%dn", n))
 			b.ReportMetric(r.steady, fmt.Sprintf("steady-pages/s-%dn", n))
-			if n > 1 {
+			if n > 1 && one.nodes == 1 {
 				b.ReportMetric(r.wallRate()/one.wallRate(), fmt.Sprintf("wall-ratio-%dn", n))
 				b.ReportMetric(r.steady/one.steady, fmt.Sprintf("steady-ratio-%dn", n))
 			}
@@ -179,13 +183,33 @@ func BenchmarkScaleLatency(b *testing.B) {
 			b.ReportMetric(r.nodeCPU.Seconds()*1000/float64(r.pages), fmt.Sprintf("node-cpu-s/1000pages-%dn", n))
 			b.Logf("%d node(s): %d pages in %v = %.1f pages/s (ratio %.2f); steady %.1f pages/s (ratio %.2f); "+
 				"first fetch %v, first node done %v, last fetch %v; CPU: NATS %v, nodes %v, web %v; "+
-				"busiest node's partitions %.3f × the mean; page requests per tenth of the wall time %v; per node: %s",
+				"busiest node's partitions in the Owners assignment %.3f × the mean; partitions moved to balance %d; "+
+				"busiest node's fetches %.3f × the mean; page requests per tenth of the wall time %v; per node: %s",
 				n, r.pages, r.wall.Round(time.Millisecond), r.wallRate(), r.wallRate()/one.wallRate(),
 				r.steady, r.steady/one.steady, r.firstFetch.Round(time.Millisecond), r.firstDone.Round(time.Millisecond),
 				r.lastFetch.Round(time.Millisecond), r.natsCPU.Round(time.Millisecond), r.nodeCPU.Round(time.Millisecond),
-				r.webCPU.Round(time.Millisecond), r.busiest, r.timeline, strings.Join(r.perNode, "; "))
+				r.webCPU.Round(time.Millisecond), r.busiest, r.balanced, r.busiestFetched, r.timeline, strings.Join(r.perNode, "; "))
+			b.ReportMetric(r.busiestFetched, fmt.Sprintf("busiest-fetches/mean-%dn", n))
 		}
 	}
+}
+
+// scaleSetups returns the node counts BenchmarkScaleLatency runs, from
+// DISTRIBUTED_TEST_SCALE_NODES (default 1, 2 and 3).
+func scaleSetups(b *testing.B) []int {
+	f := strings.Fields(os.Getenv("DISTRIBUTED_TEST_SCALE_NODES"))
+	if len(f) == 0 {
+		return []int{1, 2, 3}
+	}
+	var out []int
+	for _, s := range f {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("DISTRIBUTED_TEST_SCALE_NODES: %q is not a node count", s)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // runScale crawls a fresh latency web with n node processes on a fresh
@@ -255,6 +279,11 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 			r.pages, want, pageFetches(web.Web), rep.NotFound)
 	}
 	r.steady = steadyRate(arr)
+	if os.Getenv("DISTRIBUTED_TEST_SCALE_TAIL") != "" {
+		for _, a := range arr[len(arr)*99/100:] {
+			b.Logf("tail: %v %s partition %d", a.at.Sub(start).Round(time.Millisecond), a.host, distributed.PartitionOf(a.host, scalePartitions))
+		}
+	}
 	r.firstFetch, r.lastFetch = arr[0].at.Sub(start), arr[len(arr)-1].at.Sub(start)
 	r.timeline = make([]int, 10)
 	owners := distributed.Owners(ids, scalePartitions)
@@ -275,7 +304,7 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 		r.firstDone = min(r.firstDone, at)
 	}
 
-	most := 0
+	most, mostFetched, fetched := 0, 0, 0
 	for i, id := range ids {
 		most = max(most, load[id])
 		var st struct {
@@ -290,12 +319,16 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 			_ = json.Unmarshal([]byte(s), &st)
 		}
 		q := st.Queue
-		r.perNode = append(r.perNode, fmt.Sprintf("%s %d partitions, %d page requests of them, last at %v; "+
-			"fetched %d (page requests; robots.txt apart), published %d (%d dropped by the server), delivered %d (%d repeats), acked %d, acquired %d",
+		mostFetched = max(mostFetched, st.Crawl.URLs.Fetched)
+		fetched += st.Crawl.URLs.Fetched
+		r.balanced += q.Balanced
+		r.perNode = append(r.perNode, fmt.Sprintf("%s %d partitions in the Owners assignment, %d page requests of them, last at %v; "+
+			"fetched %d (page requests; robots.txt apart), published %d (%d dropped by the server), delivered %d (%d repeats), acked %d, acquired %d, released %d, moves planned %d",
 			id, len(distributed.Assignment(ids, scalePartitions, id)), load[id], lastOf[id].Round(time.Millisecond),
-			st.Crawl.URLs.Fetched, q.Published, q.PublishDuplicates, q.Delivered, q.Dropped, q.Acked, q.Acquired))
+			st.Crawl.URLs.Fetched, q.Published, q.PublishDuplicates, q.Delivered, q.Dropped, q.Acked, q.Acquired, q.Released, q.Balanced))
 	}
 	r.busiest = float64(most) * float64(n) / float64(max(r.pages, 1))
+	r.busiestFetched = float64(mostFetched) * float64(n) / float64(max(fetched, 1))
 	return r
 }
 

@@ -357,14 +357,18 @@ func (kv listerKV) Get(_ context.Context, key string) (jetstream.KeyValueEntry, 
 	return memberEntry{key: key, value: []byte(`{"id":"a"}`)}, nil
 }
 
+// memberEntry is a membership bucket entry.
 type memberEntry struct {
 	jetstream.KeyValueEntry
 	key   string
 	value []byte
+	op    jetstream.KeyValueOp
 }
 
-func (e memberEntry) Key() string   { return e.key }
-func (e memberEntry) Value() []byte { return e.value }
+func (e memberEntry) Key() string                     { return e.key }
+func (e memberEntry) Value() []byte                   { return e.value }
+func (e memberEntry) Operation() jetstream.KeyValueOp { return e.op }
+func (e memberEntry) Created() time.Time              { return time.Time{} }
 
 // TestMembersReportsAnEndedContext checks that a listing cut short by its
 // context is an error, not a shorter list of members.
