@@ -15,7 +15,10 @@
 //     group (nats-server 2.11+). Nodes register in a key-value bucket with
 //     heartbeats, and partitions are assigned by rendezvous hashing with
 //     bounded loads over the live members (Owners), so shares stay even and
-//     a join or a death moves few partitions beyond those that must move. The assignment says who should
+//     a join or a death moves few partitions beyond those that must move;
+//     the live member with the smallest ID then moves partitions from the
+//     node with the largest backlog to the one with the smallest
+//     (balance.go). The assignment says who should
 //     consume; the pin makes the server deliver a partition's messages to
 //     one node at a time, even while two nodes disagree about membership,
 //     and fetching is fenced on it: a node hands out a partition's URLs only
