@@ -171,6 +171,11 @@ type Crawler struct {
 	limitReached atomic.Bool
 	busy         atomic.Int64
 	wake         chan struct{}
+	// slots holds a token per page being worked on (Workers at most),
+	// lot one per parked page (park.go); workers counts the Run's worker,
+	// monitor and parked goroutines.
+	slots, lot chan struct{}
+	workers    sync.WaitGroup
 
 	// The URLs of indexed pages, by fingerprint id, so that a duplicate
 	// can name its original: on disk with a DataDir, else a bounded map.
@@ -344,7 +349,9 @@ func (cr *Crawler) Run(ctx context.Context) (err error) {
 	// closeAll follows the sharer's last.
 	defer cr.startSharing(leaseCtx)()
 
-	var wg sync.WaitGroup
+	cr.slots = make(chan struct{}, cr.cfg.Workers)
+	cr.lot = make(chan struct{}, cr.cfg.Workers)
+	wg := &cr.workers
 	for i := 0; i < cr.cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {

@@ -18,7 +18,8 @@
 //     decides once per lease whether the URL may be fetched, and sets the
 //     host's Crawl-delay; the address guard's refusal of the host, and an
 //     unreachable robots.txt, are decided here too. Redirect targets and
-//     sitemaps pass the same gate.
+//     sitemaps pass the same gate. A page that must then wait for its host
+//     waits without its worker (park.go).
 //  3. fetchpage.go: fetch retrieves the URL politely and safely (bounded
 //     sizes and timeouts, no private addresses, redirects checked hop by
 //     hop); a redirect target counts as discovered, and one that was

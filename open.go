@@ -100,7 +100,8 @@ func (cr *Crawler) open() error {
 		// One attempt per lease: the frontier retries a failing URL on its
 		// own clock (RetryBackoff), while the host serves its other URLs;
 		// retrying inside the fetch would hold the host for the backoff.
-		MaxRetries: -1,
+		MaxRetries:        -1,
+		MaxPolitenessWait: maxPolitenessWait,
 	}
 	_, base.KeepWire = cfg.Sink.(ArchiveSink)
 	var err error

@@ -154,26 +154,45 @@ func (cr *Crawler) outwaits(at time.Time) bool {
 }
 
 // process runs one leased URL through the stages and settles its lease.
-// It reports false when the crawl should stop (MaxPages reached).
+// It reports false when the crawl should stop (MaxPages reached). A page
+// whose host asks for a long wait first is parked (park.go): its worker
+// returns at once, and the rest runs on the parked lease's own goroutine.
 func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.CancelFunc) bool {
 	cr.busy.Add(1)
-	cr.stats.activeWorkers.Add(1)
 	host := cr.leaseHost(l)
 	cr.stats.hostBusy(host, 1)
+	cr.takeSlot()
+	keep := cr.keepLease(l)
+	var res result
+	media := len(l.Meta) > 0 && l.Meta[0] == metaMedia
+	fetch, ok := cr.passGates(ctx, l, media, &res)
+	if fetch && ok {
+		if wait := cr.parkFor(l, media); wait > 0 {
+			cr.park(ctx, wait, func(ctx context.Context) {
+				ok := cr.work(ctx, l, media, &res)
+				cr.finish(l, &res, ok, keep, stop, host)
+			})
+			return true
+		}
+		ok = cr.work(ctx, l, media, &res)
+	}
+	return cr.finish(l, &res, ok, keep, stop, host)
+}
+
+// finish ends lease l's processing: it settles the lease unless the work
+// was abandoned, gives back the fetch slot and wakes the monitor. It
+// reports false when the crawl should stop (MaxPages reached).
+func (cr *Crawler) finish(l *frontier.Lease, res *result, ok bool, keep func(), stop context.CancelFunc, host string) bool {
+	keep()
 	defer func() {
+		cr.giveSlot()
 		cr.stats.hostBusy(host, -1)
-		cr.stats.activeWorkers.Add(-1)
 		cr.busy.Add(-1)
 		select {
 		case cr.wake <- struct{}{}:
 		default:
 		}
 	}()
-
-	keep := cr.keepLease(l)
-	var res result
-	ok := cr.work(ctx, l, &res)
-	keep()
 	if !ok {
 		if cr.limitReached.Load() {
 			// MaxPages: leave the lease unsettled; with a durable store
@@ -183,24 +202,31 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 		}
 		return true // abandoned: ctx ended mid-fetch; the lease expires
 	}
-	cr.settle(l, &res)
+	cr.settle(l, res)
 	return true
 }
 
-// work runs lease l through the gate, fetch, analyze and handle stages,
-// recording what they learn in res. It reports false when the work was
-// abandoned (ctx ended, or MaxPages was reached).
-func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, res *result) bool {
-	media := len(l.Meta) > 0 && l.Meta[0] == metaMedia
+// passGates runs lease l through the checks before its fetch: a URL already
+// fetched as another's redirect target, the gate (robots.txt, Crawl-delay)
+// and the login gate. fetch reports whether the URL is to be fetched; ok
+// is false when the work was abandoned (ctx ended).
+func (cr *Crawler) passGates(ctx context.Context, l *frontier.Lease, media bool, res *result) (fetch, ok bool) {
 	if !media && cr.takeRedirected(l) {
 		// The page was fetched, and handled, as another URL's redirect
 		// target after this URL had been queued.
 		res.redirectFetched = true
-		return true
+		return false, true
 	}
 	if !cr.gate(ctx, l.URL, cr.leaseHost(l), res) || !cr.loginGate(ctx, l, res) {
-		return ctx.Err() == nil
+		return false, ctx.Err() == nil
 	}
+	return true, true
+}
+
+// work runs a lease l that passed the gates through the fetch, analyze and handle
+// stages, recording what they learn in res. It reports false when the work
+// was abandoned (ctx ended, or MaxPages was reached).
+func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, media bool, res *result) bool {
 	p, ok := cr.fetchPage(ctx, l, media, res)
 	if !ok || p == nil {
 		return ok

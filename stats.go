@@ -165,6 +165,10 @@ type WaitStats struct {
 type WorkerStats struct {
 	Active int64 `json:"active"`
 	Idle   int64 `json:"idle"`
+	// Parked counts pages waiting for their host's politeness delay
+	// without a worker, typically after the host's robots.txt fetch
+	// (park.go).
+	Parked int64 `json:"parked"`
 }
 
 // counters are the crawler's live counters.
@@ -172,7 +176,7 @@ type counters struct {
 	discovered, fetched, successful, failed, retried atomic.Int64
 	duplicates, linksTruncated                       atomic.Int64
 	bytes, wireBytes, sinkErrors, redirectFetched    atomic.Int64
-	activeWorkers                                    atomic.Int64
+	activeWorkers, parked                            atomic.Int64
 	cacheHits                                        atomic.Int64
 	hostsBlocked                                     atomic.Int64
 	// By reason: links not queued, queued URLs given up, URLs put back.
@@ -356,7 +360,7 @@ func (c *counters) snapshot(started, now time.Time, queued int64, workers int) S
 		},
 		Throughput:    Throughput{Current: current, Average: avg, Peak: peak},
 		Hosts:         HostStats{Discovered: hosts, Active: active, Blocked: c.hostsBlocked.Load()},
-		Workers:       WorkerStats{Active: activeWorkers, Idle: int64(workers) - activeWorkers},
+		Workers:       WorkerStats{Active: activeWorkers, Idle: int64(workers) - activeWorkers, Parked: c.parked.Load()},
 		Bytes:         c.bytes.Load(),
 		WireBytes:     c.wireBytes.Load(),
 		SinkErrors:    c.sinkErrors.Load(),

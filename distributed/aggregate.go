@@ -45,6 +45,7 @@ func SumStats(stats ...crawlkit.Stats) crawlkit.Stats {
 		out.Hosts.Blocked += s.Hosts.Blocked
 		out.Workers.Active += s.Workers.Active
 		out.Workers.Idle += s.Workers.Idle
+		out.Workers.Parked += s.Workers.Parked
 		out.Bytes += s.Bytes
 		out.WireBytes += s.WireBytes
 		if !s.Started.IsZero() && (out.Started.IsZero() || s.Started.Before(out.Started)) {

@@ -242,6 +242,7 @@ type HostCounts struct {
 type WorkerCounts struct {
 	Active int64 `json:"active"`
 	Idle   int64 `json:"idle"`
+	Parked int64 `json:"parked"`
 }
 
 // ErrorCounts counts failures by category.

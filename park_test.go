@@ -1,0 +1,74 @@
+package crawlkit_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/crawlkit"
+)
+
+// TestParkedPageFreesItsWorker crawls two hosts with one worker and a 1 s
+// politeness delay. Each host's page must wait the delay after its
+// robots.txt; a parked page waits without the worker, so the second
+// host's robots.txt is requested before the first host's page, and both
+// pages come about one delay after the start rather than one after the
+// other. Every page is fetched once and nothing stays parked.
+func TestParkedPageFreesItsWorker(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.Host+r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body><p>a page</p></body></html>")
+	}))
+	defer srv.Close()
+	c, err := crawlkit.New(crawlkit.Config{
+		UserAgent: testAgent, Seeds: []string{"http://a.test/", "http://b.test/"}, Workers: 1,
+		Delay: time.Second, AllowPrivate: loopback,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("requests in order: %v", order)
+	firstPage := slices.IndexFunc(order, func(s string) bool { return s == "a.test/" || s == "b.test/" })
+	robots := 0
+	for _, s := range order[:max(firstPage, 0)] {
+		if s == "a.test/robots.txt" || s == "b.test/robots.txt" {
+			robots++
+		}
+	}
+	if firstPage < 0 || robots != 2 {
+		t.Errorf("requests %v: want both robots.txt before the first page (the first page parked, its worker free)", order)
+	}
+	st := c.Stats()
+	if st.URLs.Fetched != 2 || len(order) != 4 {
+		t.Errorf("fetched %d pages in %d requests, want 2 in 4", st.URLs.Fetched, len(order))
+	}
+	if st.Workers.Parked != 0 || st.Workers.Active != 0 {
+		t.Errorf("after the crawl: %d parked, %d active workers", st.Workers.Parked, st.Workers.Active)
+	}
+}
