@@ -132,18 +132,20 @@ func movesFrom(members, owners []string) map[int]string {
 	return moves
 }
 
-// backlogs reads every partition's undelivered and unacknowledged messages,
-// each from its consumer's leader.
-func (q *Queue) backlogs(ctx context.Context) ([]int64, error) {
-	out := make([]int64, len(q.parts))
+// backlogs reads every partition's undelivered and unacknowledged
+// messages, and how many it has delivered so far, each from its consumer's
+// leader.
+func (q *Queue) backlogs(ctx context.Context) (backlog []int64, delivered uint64, err error) {
+	backlog = make([]int64, len(q.parts))
 	for i, p := range q.parts {
 		ci, err := p.consumer.Info(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("partition %d: %w", i, err)
+			return nil, 0, fmt.Errorf("partition %d: %w", i, err)
 		}
-		out[i] = int64(ci.NumPending) + int64(ci.NumAckPending)
+		backlog[i] = int64(ci.NumPending) + int64(ci.NumAckPending)
+		delivered += ci.Delivered.Consumer
 	}
-	return out, nil
+	return backlog, delivered, nil
 }
 
 // balance runs on every node: while this node is the live member with the
@@ -159,8 +161,14 @@ func (n *Node) balance(ctx context.Context, q *Queue, mem *membership) {
 		workers = crawlkit.DefaultWorkers
 	}
 	// A difference the nodes' workers clear in a few rounds of requests
-	// is not worth a move's pause.
-	minGap := int64(4 * workers)
+	// is not worth a move's pause; nor is one a node clears in less than
+	// half a balancing round at the rate the partitions were delivered
+	// in the last round (a move pauses its partition for about that: the
+	// pin's move and the hold), which keeps the end of a crawl, when the
+	// backlogs are small, free of moves.
+	floor := int64(4 * workers)
+	var lastDelivered uint64
+	var lastRead time.Time
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var mineFor []string
@@ -189,12 +197,20 @@ func (n *Node) balance(ctx context.Context, q *Queue, mem *membership) {
 			mineFor, mine = live, nil
 		}
 		rctx, cancel := context.WithTimeout(ctx, every)
-		backlog, err := q.backlogs(rctx)
+		backlog, delivered, err := q.backlogs(rctx)
 		cancel()
 		if err != nil {
 			n.cfg.Logger.Debug("balancing: reading the backlogs", "err", err)
 			continue
 		}
+		read := time.Now()
+		prevDelivered, prevRead := lastDelivered, lastRead
+		lastDelivered, lastRead = delivered, read
+		if prevRead.IsZero() || delivered < prevDelivered {
+			continue // no rate yet (or consumers were reset)
+		}
+		perNode := float64(delivered-prevDelivered) / read.Sub(prevRead).Seconds() / float64(len(live))
+		minGap := max(floor, int64(perNode*every.Seconds()/2))
 		frozen := map[int]bool{}
 		for p, r := range movedAt {
 			if round-r <= balanceRest {
