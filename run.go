@@ -161,8 +161,10 @@ func (cr *Crawler) process(ctx context.Context, l *frontier.Lease, stop context.
 	cr.busy.Add(1)
 	host := cr.leaseHost(l)
 	cr.stats.hostBusy(host, 1)
-	cr.takeSlot()
+	// The lease is kept alive from the start: a page may wait for a
+	// fetch slot held by pages back from the park.
 	keep := cr.keepLease(l)
+	cr.takeSlot()
 	var res result
 	media := len(l.Meta) > 0 && l.Meta[0] == metaMedia
 	fetch, ok := cr.passGates(ctx, l, media, &res)
@@ -223,9 +225,9 @@ func (cr *Crawler) passGates(ctx context.Context, l *frontier.Lease, media bool,
 	return true, true
 }
 
-// work runs a lease l that passed the gates through the fetch, analyze and handle
-// stages, recording what they learn in res. It reports false when the work
-// was abandoned (ctx ended, or MaxPages was reached).
+// work runs a lease l that passed the gates through the fetch, analyze and
+// handle stages, recording what they learn in res. It reports false when
+// the work was abandoned (ctx ended, or MaxPages was reached).
 func (cr *Crawler) work(ctx context.Context, l *frontier.Lease, media bool, res *result) bool {
 	p, ok := cr.fetchPage(ctx, l, media, res)
 	if !ok || p == nil {
