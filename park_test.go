@@ -1,11 +1,8 @@
 package crawlkit_test
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -22,35 +19,21 @@ import (
 // other. Every page is fetched once and nothing stays parked.
 func TestParkedPageFreesItsWorker(t *testing.T) {
 	var mu sync.Mutex
-	var order []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var order []string // every request, robots.txt included, as host+path
+	s := serveHosts(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		order = append(order, r.Host+r.URL.Path)
+		order = append(order, hostOf(r)+r.URL.Path)
 		mu.Unlock()
 		if r.URL.Path == "/robots.txt" {
 			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
 			return
 		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, "<html><body><p>a page</p></body></html>")
-	}))
-	defer srv.Close()
-	c, err := crawlkit.New(crawlkit.Config{
-		UserAgent: testAgent, Seeds: []string{"http://a.test/", "http://b.test/"}, Workers: 1,
-		Delay: time.Second, AllowPrivate: loopback,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
-		},
+		writeHTML(w, "<html><body><p>a page</p></body></html>")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := s.crawl(t, "http://a.test/", func(cfg *crawlkit.Config) {
+		cfg.Seeds = []string{"http://a.test/", "http://b.test/"}
+		cfg.Workers, cfg.Delay = 1, time.Second
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("requests in order: %v", order)

@@ -10,11 +10,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// loadOf sums backlog by owner.
-func loadOf(owners []string, backlog []int64) map[string]int64 {
+// loadOf sums backlog by member (loads, keyed by name).
+func loadOf(members, owners []string, backlog []int64) map[string]int64 {
 	l := map[string]int64{}
-	for p, o := range owners {
-		l[o] += backlog[p]
+	for i, v := range loads(members, owners, backlog) {
+		l[members[i]] = v
 	}
 	return l
 }
@@ -97,7 +97,7 @@ func TestPlanBalanceProperties(t *testing.T) {
 		}
 		cur := slices.Clone(owners)
 		for _, m := range moves {
-			l := loadOf(cur, backlog)
+			l := loadOf(members, cur, backlog)
 			for _, x := range members {
 				if l[x] > l[m.From] || l[x] < l[m.To] {
 					t.Fatalf("move %v: %s has load %d, outside [%d, %d]", m, x, l[x], l[m.To], l[m.From])
@@ -112,7 +112,7 @@ func TestPlanBalanceProperties(t *testing.T) {
 			t.Fatalf("owners %v, the moves give %v", got, cur)
 		}
 		if len(moves) < maxMoves {
-			l := loadOf(got, backlog)
+			l := loadOf(members, got, backlog)
 			var total, hi, lo int64
 			lo = -1
 			var heavy string

@@ -152,6 +152,8 @@ var scaleRound int
 //
 // DISTRIBUTED_TEST_SCALE_ARGS adds node flags (e.g. "-max-held 16");
 // DISTRIBUTED_TEST_SCALE_NODES lists the setups (default "1 2 3");
+// DISTRIBUTED_TEST_SCALE_TAIL=1 logs the last 1 % of the page requests
+// (time, host, partition), to see which hosts make the tail;
 // DISTRIBUTED_TEST_NATS_PROF=PORT serves the server's pprof on PORT.
 func BenchmarkScaleLatency(b *testing.B) {
 	for range b.N {
