@@ -130,9 +130,9 @@ type Config struct {
 	// default), so more workers than that many per host add nothing; an
 	// idle worker costs a parked goroutine. A page that must wait for its
 	// host first (its delay after the host's robots.txt fetch) waits
-	// without its worker, which takes another URL meanwhile: up to Workers
-	// such pages (Stats.Workers.Parked), so up to 2 × Workers URLs are
-	// leased at once, never more than Workers fetched.
+	// without its worker, which takes another URL meanwhile: up to 16 ×
+	// Workers such pages (Stats.Workers.Parked), so up to 17 × Workers
+	// URLs are leased at once, never more than Workers fetched.
 	Workers int
 
 	// Delay is the least time between two requests to one host (default

@@ -350,7 +350,7 @@ func (cr *Crawler) Run(ctx context.Context) (err error) {
 	defer cr.startSharing(leaseCtx)()
 
 	cr.slots = make(chan struct{}, cr.cfg.Workers)
-	cr.lot = make(chan struct{}, cr.cfg.Workers)
+	cr.lot = make(chan struct{}, lotPerWorker*cr.cfg.Workers)
 	wg := &cr.workers
 	for i := 0; i < cr.cfg.Workers; i++ {
 		wg.Add(1)

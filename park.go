@@ -19,8 +19,18 @@ import (
 // per second. Such a page is parked instead: its worker goes back to the
 // Queue, and the page's own goroutine sleeps until the host is ready, then
 // takes a fetch slot again. Fetch slots stay at Workers, so no more than
-// Workers pages are worked on at once; at most Workers pages are parked, so
-// no more than 2 × Workers URLs are leased.
+// Workers pages are worked on at once; at most lotPerWorker × Workers pages
+// are parked, so no more than (lotPerWorker + 1) × Workers URLs are leased.
+
+// lotPerWorker is how many parked pages the lot holds per worker. While a
+// crawl meets new hosts, each worker starts one in a response time and each
+// waits about its delay: five response times under the adaptive delay, a
+// second under the default Delay against 100-200 ms responses. A lot of
+// Workers pages filled up at the start of a crawl of many hosts, and the
+// rest waited with their workers: on the latency-bound web of
+// distributed's BenchmarkScaleLatency one node took 153 s with it and 145 s
+// with this one. A parked page costs a goroutine and a lease.
+const lotPerWorker = 16
 
 // parkAfter is the shortest wait a page is parked for; a shorter one is
 // waited out by its worker, as a parked page costs a goroutine and a lease.

@@ -154,6 +154,8 @@ var scaleRound int
 // DISTRIBUTED_TEST_SCALE_NODES lists the setups (default "1 2 3");
 // DISTRIBUTED_TEST_SCALE_TAIL=1 logs the last 1 % of the page requests
 // (time, host, partition), to see which hosts make the tail;
+// DISTRIBUTED_TEST_SCALE_DUMP=PATH writes every page request (seconds since
+// the start, host, partition) to PATH.1n, PATH.2n, ...;
 // DISTRIBUTED_TEST_NATS_PROF=PORT serves the server's pprof on PORT.
 func BenchmarkScaleLatency(b *testing.B) {
 	for range b.N {
@@ -284,6 +286,15 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 	if os.Getenv("DISTRIBUTED_TEST_SCALE_TAIL") != "" {
 		for _, a := range arr[len(arr)*99/100:] {
 			b.Logf("tail: %v %s partition %d", a.at.Sub(start).Round(time.Millisecond), a.host, distributed.PartitionOf(a.host, scalePartitions))
+		}
+	}
+	if f := os.Getenv("DISTRIBUTED_TEST_SCALE_DUMP"); f != "" {
+		var sb strings.Builder
+		for _, a := range arr {
+			fmt.Fprintf(&sb, "%.3f %s %d\n", a.at.Sub(start).Seconds(), a.host, distributed.PartitionOf(a.host, scalePartitions))
+		}
+		if err := os.WriteFile(fmt.Sprintf("%s.%dn", f, n), []byte(sb.String()), 0o644); err != nil {
+			b.Errorf("writing the page requests: %v", err)
 		}
 	}
 	r.firstFetch, r.lastFetch = arr[0].at.Sub(start), arr[len(arr)-1].at.Sub(start)
