@@ -217,3 +217,51 @@ func TestMembershipAppliesTheBalancersMoves(t *testing.T) {
 		t.Errorf("after n1 left, owners for the old view %v, want Owners %v", got, base)
 	}
 }
+
+// TestMembershipSurvivesAStalledWatch checks that a watch that stalls (the
+// bucket's stream electing a leader after a server died) and then resumes
+// one heartbeat at a time keeps every member live, and that a member that
+// stays silent after the stall still expires ttl later.
+func TestMembershipSurvivesAStalledWatch(t *testing.T) {
+	const ttl = 4 * time.Second
+	now := time.Unix(1_000_000, 0)
+	m, err := newMembership(nil, MemberInfo{ID: "n1"}, ttl, func() time.Time { return now }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat := func(ids ...string) {
+		for _, id := range ids {
+			b, _ := json.Marshal(MemberInfo{ID: id})
+			m.apply(memberEntry{key: memberKey(id), value: b, op: jetstream.KeyValuePut})
+		}
+	}
+	want := func(when string, ids ...string) {
+		t.Helper()
+		m.recompute()
+		if live, ok := m.members(); !ok || !slices.Equal(live, ids) {
+			t.Errorf("%s: live %v (ready %v), want %v", when, live, ok, ids)
+		}
+	}
+	beat("n1", "n2", "n3")
+	m.apply(nil)
+	for range 4 {
+		now = now.Add(ttl / 4)
+		beat("n1", "n2", "n3")
+	}
+	want("before the stall", "n1", "n2", "n3")
+	now = now.Add(7 * time.Second) // nats-server's Raft election: 4-9 s
+	beat("n2")
+	want("at the first heartbeat after a 7 s stall", "n1", "n2", "n3")
+	// n3 died during the stall: it expires ttl after the watch resumed,
+	// not before.
+	for range 3 {
+		now = now.Add(ttl / 4)
+		beat("n1", "n2")
+	}
+	want("3/4 ttl after the stall", "n1", "n2", "n3")
+	for range 2 {
+		now = now.Add(ttl / 4)
+		beat("n1", "n2")
+	}
+	want("5/4 ttl after the stall", "n1", "n2")
+}

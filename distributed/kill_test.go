@@ -144,7 +144,7 @@ func killTestWeb(t testing.TB) *crawltest.Web { return failoverWeb(t, 12, nil) }
 // minute just to set up the stream's 64 R3 consumers, and 2 minutes to the
 // first quarter of the pages was once not enough.
 const (
-	firstQuarterTimeout = 4 * time.Minute // from starting the nodes
+	firstQuarterTimeout = 4 * time.Minute // without a new fetch (see waitFetches)
 	finishTimeout       = 5 * time.Minute // from the kill
 )
 
@@ -178,12 +178,26 @@ func pageFetches(web *crawltest.Web) int {
 
 // waitFetches polls the web's accounting until it has answered n page
 // requests.
+//
+// It fails when no new page was fetched for timeout, or after three times
+// timeout in all: the loaded machine can take minutes to set the cluster
+// up, and a crawl that still advances is slow, not stuck.
 func waitFetches(t *testing.T, web *crawltest.Web, n int, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for pageFetches(web) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d page fetches after %v", pageFetches(web), n, timeout)
+	start := time.Now()
+	last, lastAt := pageFetches(web), start
+	for {
+		got := pageFetches(web)
+		if got >= n {
+			return
+		}
+		now := time.Now()
+		if got > last {
+			last, lastAt = got, now
+		}
+		if now.Sub(lastAt) > timeout || now.Sub(start) > 3*timeout {
+			t.Fatalf("only %d of %d page fetches after %v (the last new one %v ago)",
+				got, n, now.Sub(start).Round(time.Second), now.Sub(lastAt).Round(time.Second))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

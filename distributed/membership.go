@@ -37,7 +37,11 @@ type MemberInfo struct {
 // on the watch's own clock: the arrival time of the newest update of any
 // member (this node's included). If the watch stalls (the bucket's stream
 // is electing a leader), no member expires in this node's view, so a NATS
-// hiccup does not make every node believe it is alone.
+// hiccup does not make every node believe it is alone. Nor does its end:
+// the heartbeats come back one at a time, and the first one would make
+// every member not yet heard again look ttl old. The watch's clock skips a
+// silence longer than two heartbeat intervals (stallAfter), so a member
+// expires after ttl of the watch running without its heartbeat.
 type membership struct {
 	kv  jetstream.KeyValue
 	id  string
@@ -65,6 +69,11 @@ type membership struct {
 	moves map[string]memberMoves
 }
 
+// stallAfter is the silence of the watch, as a fraction of the ttl, past
+// which it stalled: every member heartbeats each ttl/4, this node too, so
+// a running watch brings an update at least that often.
+const stallAfter = 2 // heartbeat intervals of ttl/4
+
 // memberMoves is a member's published moves.
 type memberMoves struct {
 	to      map[int]string
@@ -75,6 +84,9 @@ func newMembership(kv jetstream.KeyValue, info MemberInfo, ttl time.Duration, no
 	b, err := json.Marshal(info)
 	if err != nil {
 		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &membership{kv: kv, id: info.ID, info: info, infoB: b, ttl: ttl, now: now, log: log,
 		changed: make(chan struct{}, 1), seen: map[string]time.Time{},
@@ -195,6 +207,15 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 	if e == nil {
 		m.ready = true
 	} else if id, ok := cutMemberKey(e.Key()); ok {
+		if gap := now.Sub(m.ref); m.ready && !m.ref.IsZero() && gap > stallAfter*m.ttl/4 {
+			// The watch was silent: that time is not held against
+			// any member (see membership).
+			for id, at := range m.seen {
+				m.seen[id] = at.Add(gap)
+			}
+			m.ref = now
+			m.log.Info("membership watch was silent; its silence does not count against the members", "silence", gap.Round(time.Millisecond))
+		}
 		switch e.Operation() {
 		case jetstream.KeyValuePut:
 			at := now
