@@ -214,7 +214,7 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 				m.seen[id] = at.Add(gap)
 			}
 			m.ref = now
-			m.log.Info("membership watch was silent; its silence does not count against the members", "silence", gap.Round(time.Millisecond))
+			m.log.Debug("membership watch was silent; its silence does not count against the members", "silence", gap.Round(time.Millisecond))
 		}
 		switch e.Operation() {
 		case jetstream.KeyValuePut:
