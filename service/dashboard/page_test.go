@@ -194,13 +194,14 @@ func TestPageMissingFields(t *testing.T) {
 }
 
 // TestPageReasons: the reasons URLs were not fetched show most frequent
-// first, without the zero counts, and the waiting line says what the crawl
-// waits for.
+// first, without the zero counts, the worker counts show (parked pages
+// too), and the waiting line says what the crawl waits for.
 func TestPageReasons(t *testing.T) {
 	snap := dashboard.Snapshot{
 		Time:       t0,
 		NotFetched: map[string]int64{"robots": 5, "out_of_scope": 12, "trap": 5, "none": 0},
 		Deferred:   map[string]int64{"crawl_delay": 7},
+		Workers:    dashboard.WorkerCounts{Active: 3, Idle: 1, Parked: 12},
 		Waiting: dashboard.Waiting{InFlight: 3, CrawlDelayHosts: 2, LongestCrawlDelay: 10 * time.Second,
 			RobotsRetryHosts: 1, NextRobotsRetry: t0.Add(time.Minute), RetryAfterHosts: 4, RetryAfterUntil: t0.Add(time.Hour)},
 	}
@@ -218,6 +219,11 @@ func TestPageReasons(t *testing.T) {
 	}
 	if html := res.Elements["#links-rejected tbody"].HTML; !strings.Contains(html, "none reported") {
 		t.Errorf("links rejected: %s", html)
+	}
+	for id, want := range map[string]string{"workers-active": "3", "workers-idle": "1", "workers-parked": "12"} {
+		if got := res.Elements[id].Text; got != want {
+			t.Errorf("#%s shows %q, want %q", id, got, want)
+		}
 	}
 	w := res.Elements["waiting"].Text
 	for _, want := range []string{"3 fetches in flight", "politeness delay of 2 hosts (longest 10 s)", "robots.txt of 1 host, next try ", "Retry-After of 4 hosts, until "} {

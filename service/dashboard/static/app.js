@@ -60,6 +60,7 @@
     setText("hosts-blocked", fmt(hosts.blocked));
     setText("workers-active", fmt(workers.active));
     setText("workers-idle", fmt(workers.idle));
+    setText("workers-parked", fmt(workers.parked));
     setText("clock", "updated " + fmtTime(s.time));
 
     const bands = s.queue_by_band || [];
