@@ -69,10 +69,14 @@ type membership struct {
 	moves map[string]memberMoves
 }
 
-// stallAfter is the silence of the watch, as a fraction of the ttl, past
-// which it stalled: every member heartbeats each ttl/4, this node too, so
-// a running watch brings an update at least that often.
-const stallAfter = 2 // heartbeat intervals of ttl/4
+// stallAfter is the silence of the watch, in heartbeat intervals, past
+// which it stalled: every member heartbeats each interval, this node too,
+// so a running watch brings an update at least that often.
+const stallAfter = 2
+
+// interval is the time between two heartbeats of a member: a quarter of
+// the ttl, so that one or two late heartbeats do not expire it.
+func (m *membership) interval() time.Duration { return m.ttl / 4 }
 
 // memberMoves is a member's published moves.
 type memberMoves struct {
@@ -141,7 +145,7 @@ func (m *membership) run(ctx context.Context) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(m.ttl / 4)
+		t := time.NewTicker(m.interval())
 		defer t.Stop()
 		var lastLog time.Time
 		for {
@@ -207,7 +211,7 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 	if e == nil {
 		m.ready = true
 	} else if id, ok := cutMemberKey(e.Key()); ok {
-		if gap := now.Sub(m.ref); m.ready && !m.ref.IsZero() && gap > stallAfter*m.ttl/4 {
+		if gap := now.Sub(m.ref); m.ready && !m.ref.IsZero() && gap > stallAfter*m.interval() {
 			// The watch was silent: that time is not held against
 			// any member (see membership).
 			for id, at := range m.seen {

@@ -48,6 +48,11 @@ type arrival struct {
 	host string
 }
 
+// line describes a: seconds since start, host and partition.
+func (a arrival) line(start time.Time) string {
+	return fmt.Sprintf("%.3f %s %d", a.at.Sub(start).Seconds(), a.host, distributed.PartitionOf(a.host, scalePartitions))
+}
+
 // responseDelay is a request's delay: uniform in [100 ms, 200 ms), drawn
 // from an FNV-1a hash of the seed, the host and the request target, so
 // the same request is delayed alike in every run and under every setup.
@@ -153,7 +158,8 @@ var scaleRound int
 // DISTRIBUTED_TEST_SCALE_ARGS adds node flags (e.g. "-max-held 16");
 // DISTRIBUTED_TEST_SCALE_NODES lists the setups (default "1 2 3");
 // DISTRIBUTED_TEST_SCALE_TAIL=1 logs the last 1 % of the page requests
-// (time, host, partition), to see which hosts make the tail;
+// (seconds since the start, host, partition), to see which hosts make the
+// tail;
 // DISTRIBUTED_TEST_SCALE_DUMP=PATH writes every page request (seconds since
 // the start, host, partition) to PATH.1n, PATH.2n, ...;
 // DISTRIBUTED_TEST_NATS_PROF=PORT serves the server's pprof on PORT.
@@ -285,13 +291,14 @@ func runScale(b *testing.B, n int, crawlID string) scaleRun {
 	r.steady = steadyRate(arr)
 	if os.Getenv("DISTRIBUTED_TEST_SCALE_TAIL") != "" {
 		for _, a := range arr[len(arr)*99/100:] {
-			b.Logf("tail: %v %s partition %d", a.at.Sub(start).Round(time.Millisecond), a.host, distributed.PartitionOf(a.host, scalePartitions))
+			b.Logf("tail: %s", a.line(start))
 		}
 	}
 	if f := os.Getenv("DISTRIBUTED_TEST_SCALE_DUMP"); f != "" {
 		var sb strings.Builder
 		for _, a := range arr {
-			fmt.Fprintf(&sb, "%.3f %s %d\n", a.at.Sub(start).Seconds(), a.host, distributed.PartitionOf(a.host, scalePartitions))
+			sb.WriteString(a.line(start))
+			sb.WriteByte('\n')
 		}
 		if err := os.WriteFile(fmt.Sprintf("%s.%dn", f, n), []byte(sb.String()), 0o644); err != nil {
 			b.Errorf("writing the page requests: %v", err)
