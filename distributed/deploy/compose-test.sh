@@ -35,6 +35,7 @@ for p in podman:podman runc:runc docker-compose:docker-compose busybox:busybox-s
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "== installing ${missing[*]}"
+	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
