@@ -65,13 +65,22 @@ func responseDelay(seed uint64, r *http.Request) time.Duration {
 	return scaleMinLatency + time.Duration(h.Sum64()%uint64(scaleLatencySpan))
 }
 
-// newLatencyWeb serves the scaling web: scaleHosts hosts, so that even
-// three nodes of scaleWorkers workers use few of the hosts at once and
-// politeness is not what limits them.
+// newLatencyWeb serves the scaling web: scaleHosts hosts (or
+// DISTRIBUTED_TEST_SCALE_HOSTS), so that even three nodes of scaleWorkers
+// workers use few of the hosts at once and politeness is not what limits
+// them.
 func newLatencyWeb(b *testing.B) *latencyWeb {
 	lw := &latencyWeb{}
 	const seed = 28
-	lw.Web = newWeb(b, crawltest.Config{Hosts: scaleHosts, PagesPerHost: scalePagesPerHost, Seed: seed, Agent: testToken,
+	hosts := scaleHosts
+	if v := os.Getenv("DISTRIBUTED_TEST_SCALE_HOSTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("DISTRIBUTED_TEST_SCALE_HOSTS: %q is not a host count", v)
+		}
+		hosts = n
+	}
+	lw.Web = newWeb(b, crawltest.Config{Hosts: hosts, PagesPerHost: scalePagesPerHost, Seed: seed, Agent: testToken,
 		MinGap: 50 * time.Millisecond, CrawlDelay: 300 * time.Millisecond,
 		// OnRequest runs on the handler's goroutine after the request
 		// is accounted and before the response is ready, so its wait is
@@ -157,6 +166,7 @@ var scaleRound int
 //
 // DISTRIBUTED_TEST_SCALE_ARGS adds node flags (e.g. "-max-held 16");
 // DISTRIBUTED_TEST_SCALE_NODES lists the setups (default "1 2 3");
+// DISTRIBUTED_TEST_SCALE_HOSTS sets the web's hosts (default scaleHosts);
 // DISTRIBUTED_TEST_SCALE_TAIL=1 logs the last 1 % of the page requests
 // (seconds since the start, host, partition), to see which hosts make the
 // tail;
