@@ -113,7 +113,12 @@ if podman run --rm --network host --entrypoint /usr/local/bin/crawlstats localho
 else
 	failed=1
 fi
-echo "the web's accounting: $(curl -sS http://127.0.0.1:18081/check)" || failed=1
-curl -fsS -o /dev/null http://127.0.0.1:18081/check || failed=1
+# /check answers an error status unless the crawl is complete and polite.
+if check=$(curl -sS --fail-with-body http://127.0.0.1:18081/check); then
+	echo "the web's accounting: $check"
+else
+	echo "the web's accounting: $check" >&2
+	failed=1
+fi
 echo "logs in $DIR/compose.log"
 exit $failed
