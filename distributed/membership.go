@@ -214,8 +214,8 @@ func (m *membership) apply(e jetstream.KeyValueEntry) {
 		if gap := now.Sub(m.ref); m.ready && !m.ref.IsZero() && gap > stallAfter*m.interval() {
 			// The watch was silent: that time is not held against
 			// any member (see membership).
-			for id, at := range m.seen {
-				m.seen[id] = at.Add(gap)
+			for member, at := range m.seen {
+				m.seen[member] = at.Add(gap)
 			}
 			m.ref = now
 			m.log.Debug("membership watch was silent; its silence does not count against the members", "silence", gap.Round(time.Millisecond))
