@@ -236,7 +236,7 @@ func TestKillNode(t *testing.T) {
 	}
 	t.Logf("killed %s at %d page fetches of ~%d; the others finished %v later", victim.name, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
 	logNodeStats(t, nodes[0], nodes[2])
-	checkCrawl(t, web, 0.02)
+	checkCrawl(t, web, 0.01)
 }
 
 // freePorts returns n free loopback ports.
@@ -282,6 +282,9 @@ func TestKillStreamLeader(t *testing.T) {
 	}
 	t.Logf("killed stream leader %s at %d page fetches of ~%d; the nodes finished %v later", leader, killedAt, truthPages, time.Since(start).Round(time.Millisecond))
 	logNodeStats(t, nodes...)
+	// 2 %, not a node kill's 1 %: the pages whose acks the election
+	// lost are fetched again (up to 0.96 % seen in TestServerKillSeconds,
+	// 0.79 % here; README.md, "A NATS server killed").
 	checkCrawl(t, web, 0.02)
 }
 
@@ -384,5 +387,5 @@ func TestGracefulLeave(t *testing.T) {
 	for _, c := range []*child{nodes[0], nodes[2]} {
 		c.wait(t, finishTimeout)
 	}
-	checkCrawl(t, web, 0.02)
+	checkCrawl(t, web, 0.01)
 }

@@ -131,7 +131,7 @@ func TestResultsExactlyOnceAfterKills(t *testing.T) {
 		t.Error("the last writer skipped nothing: the crashed writer's unacknowledged batch was not delivered again")
 	}
 	logNodeStats(t, nodes[0], nodes[2])
-	checkCrawl(t, web, 0.02)
+	checkCrawl(t, web, 0.01)
 
 	checkResultsOnce(t, out, truth)
 }
