@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"testing"
 	"time"
 
@@ -140,6 +141,18 @@ func checkCrawl(t testing.TB, web *crawltest.Web, maxDup float64) crawltest.Repo
 	dups := rep.DuplicateFetches()
 	t.Logf("pages in truth %d, page fetches %d, duplicate fetches %d (exact %d, spelling %d) = %.3f%%, trap fetches %d",
 		len(truth.URLs()), total, dups, rep.ExactRepeats, rep.SpellingRepeats, 100*float64(dups)/float64(max(total, 1)), rep.TrapFetches)
+	if dups > 0 {
+		// Named, so that a run's node logs (DISTRIBUTED_TEST_LOGDIR) can
+		// say how each came about.
+		var twice []string
+		for u, n := range rep.PerPage {
+			if n > 1 {
+				twice = append(twice, fmt.Sprintf("%s ×%d", u, n))
+			}
+		}
+		slices.Sort(twice)
+		t.Logf("fetched more than once (first 10): %v", twice[:min(10, len(twice))])
+	}
 	if float64(dups) > maxDup*float64(total) {
 		t.Errorf("%d duplicate fetches of %d, over %.1f%%", dups, total, 100*maxDup)
 	}

@@ -97,7 +97,7 @@ func FuzzServerVersion(f *testing.F) {
 // the test moves.
 func fenceQueue(now *time.Time) (*Queue, *partition) {
 	cfg := Config{MemberTTL: 2 * time.Second, HandoverHold: time.Second, Logger: slog.New(slog.DiscardHandler)}
-	q := &Queue{cfg: cfg, log: cfg.Logger, now: func() time.Time { return *now }, held: map[string]*heldMsg{},
+	q := &Queue{cfg: cfg, log: cfg.Logger, now: func() time.Time { return *now }, held: map[string]*heldMsg{}, settling: map[string]*heldMsg{},
 		fenceTTL: cfg.fenceTTL()}
 	p := &partition{id: 7, owned: true, gen: 1, kick: make(chan struct{}, 1)}
 	q.parts = []*partition{p}

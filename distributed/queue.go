@@ -49,6 +49,11 @@ type Queue struct {
 
 	mu   sync.Mutex
 	held map[string]*heldMsg // by URL: the messages this node holds
+	// settling holds, by URL, the messages Done has taken out of held and
+	// not yet acknowledged or handed back: an ack can take seconds (a
+	// consumer leader election), and a redelivery meanwhile is the same
+	// message, not a URL to fetch again.
+	settling map[string]*heldMsg
 	// settled is signalled when a lease of a released partition settles.
 	settled *sync.Cond
 
@@ -76,6 +81,7 @@ type queueCounters struct {
 	published, publishDuplicates atomic.Int64
 	delivered, dropped           atomic.Int64
 	acked, naked, given, reacked atomic.Int64
+	settleRedelivered            atomic.Int64
 	replayed                     atomic.Int64
 	replayNanos                  atomic.Int64
 	acquired, released           atomic.Int64
@@ -110,6 +116,10 @@ type QueueStats struct {
 	// whose ack had got no answer, acknowledged without a second fetch
 	// (part of Acked).
 	AckedLate int64 `json:"acked_late"`
+	// RedeliveredWhileSettling counts redeliveries of a message that came
+	// while this node's ack of it was under way, acknowledged with it
+	// instead of fetched again (not part of Acked).
+	RedeliveredWhileSettling int64 `json:"redelivered_while_settling"`
 	// Replayed counts messages read to rebuild seen sets, in
 	// ReplaySeconds.
 	Replayed      int64   `json:"replayed"`
@@ -244,6 +254,9 @@ type heldMsg struct {
 	// puts it in the lease (Lease.Attempt, which the Crawler compares
 	// with RobotsRetries and passes to handlers as Page.Attempt).
 	attempt int
+	// redelivered are the handles of its redeliveries that came while
+	// Done settled it (Queue.settling); they are acknowledged with it.
+	redelivered []jetstream.Msg
 }
 
 // wireEntry is a published URL.
@@ -293,7 +306,7 @@ func newQueue(cfg Config, js jetstream.JetStream, stream jetstream.Stream, pol f
 	}
 	q := &Queue{
 		cfg: cfg, names: namesFor(cfg.CrawlID), js: js, stream: stream, front: front,
-		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{}, fenceTTL: cfg.fenceTTL(), pol: pol,
+		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{}, settling: map[string]*heldMsg{}, fenceTTL: cfg.fenceTTL(), pol: pol,
 	}
 	q.settled = sync.NewCond(&q.mu)
 	q.parts = make([]*partition, cfg.Partitions)
@@ -606,10 +619,15 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		if !h.part.owned {
 			q.settled.Broadcast()
 		}
+		q.settling[l.URL] = h
 	} else {
 		h = nil
 	}
 	q.mu.Unlock()
+	acked := false
+	if h != nil {
+		defer q.endSettling(h, &acked)
+	}
 
 	var result []byte // the page's Result, published with a final outcome
 	if q.results != nil {
@@ -625,6 +643,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		if ferr == nil {
 			ferr = fmt.Errorf("%w: %s", frontier.ErrLeaseExpired, l.URL)
 		}
+		q.log.Debug("settling a URL no longer held here; it is delivered again", "url", l.URL)
 		return frontier.Settlement{}, ferr
 	}
 	// The next owner of the partition learns when the host may be
@@ -734,6 +753,7 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			}
 			h.part.mu.Unlock()
 		} else {
+			acked = true
 			q.counters.acked.Add(1)
 			h.part.mu.Lock()
 			delete(h.part.open, h.seq)
@@ -744,7 +764,28 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			set = frontier.Settlement{Kind: frontier.SettlementRecrawl, At: recrawl.At}
 		}
 	}
+	q.log.Debug("settled", "url", l.URL, "partition", h.part.id, "seq", h.seq, "deliveries", h.tries, "kind", set.Kind)
 	return set, ferr
+}
+
+// endSettling ends Done's settlement of h: once its ack succeeded, the
+// redeliveries that came meanwhile are acknowledged too (they are the same
+// message); otherwise they are left to come back after AckWait.
+func (q *Queue) endSettling(h *heldMsg, acked *bool) {
+	q.mu.Lock()
+	if q.settling[h.entry.URL] == h {
+		delete(q.settling, h.entry.URL)
+	}
+	again := h.redelivered
+	h.redelivered = nil
+	q.mu.Unlock()
+	if !*acked {
+		return
+	}
+	for _, m := range again {
+		_ = m.Ack()
+		q.counters.settleRedelivered.Add(1)
+	}
 }
 
 // maxHandled bounds a partition's handled set: past it, a redelivery whose
@@ -809,7 +850,8 @@ func (q *Queue) QueueStats() QueueStats {
 		Published: c.published.Load(), PublishDuplicates: c.publishDuplicates.Load(),
 		Delivered: c.delivered.Load(), Dropped: c.dropped.Load(),
 		Acked: c.acked.Load(), Naked: c.naked.Load(), GivenUp: c.given.Load(), AckedLate: c.reacked.Load(),
-		Replayed: c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
+		RedeliveredWhileSettling: c.settleRedelivered.Load(),
+		Replayed:                 c.replayed.Load(), ReplaySeconds: time.Duration(c.replayNanos.Load()).Seconds(),
 		Acquired: c.acquired.Load(), Released: c.released.Load(),
 		Fenced: c.fenced.Load(), Holds: c.holds.Load(), Probes: c.probes.Load(),
 		Restarts: c.restarts.Load(), Recrawls: c.recrawls.Load(),
@@ -1297,6 +1339,17 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		// Another generation of a URL held here (one whose ack
 		// failed): one at a time.
 		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	if s := q.settling[e.URL]; s != nil && s.seq == seq {
+		// Redelivered while Done settles it here (its ack waits for
+		// an election): endSettling acknowledges this handle with it.
+		// If the URL is handed back instead, the server delivers it
+		// again after AckWait, and it is judged then.
+		s.redelivered = append(s.redelivered, m)
+		q.mu.Unlock()
+		q.log.Debug("a redelivery of a URL being settled here waits for its settlement", "partition", p.id, "url", e.URL, "seq", seq,
+			"deliveries", md.NumDelivered)
 		return
 	}
 	h := &heldMsg{msg: m, entry: entry, part: p, gen: gen, seq: seq, tries: md.NumDelivered, attempt: attempt,
