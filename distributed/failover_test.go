@@ -324,7 +324,7 @@ func TestLateNode(t *testing.T) {
 // stream with SIGKILL after a quarter of the pages, and measures how soon
 // every partition with work left fetches again (every page is a seed) and
 // the crawl's longest pause. The crawl must lose nothing, break no
-// politeness rule, fetch under 2 % of its pages twice and write every
+// politeness rule, fetch under 1 % of its pages twice and write every
 // result exactly once.
 func TestServerKillSeconds(t *testing.T) {
 	if raceDetector {
@@ -353,9 +353,9 @@ func TestServerKillSeconds(t *testing.T) {
 	ended := time.Now()
 	writer.wait(t, time.Minute)
 	logNodeStats(t, nodes...)
-	// Duplicates: 0-0.96 % in 8 runs beside a busy loop; bounded as
-	// TestKillStreamLeader's.
-	checkCrawl(t, web, 0.02)
+	// Duplicates: 0-2 of ~4 650 fetches in 10 runs under load since a
+	// redelivery during an ack waits for it (0-42 before).
+	checkCrawl(t, web, 0.01)
 	checkResultsOnce(t, out, truth)
 
 	all := make([]int, 64)
