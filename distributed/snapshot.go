@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 )
@@ -123,6 +124,10 @@ type snapshotPointer struct {
 type snapshots struct {
 	kv  jetstream.KeyValue
 	obs jetstream.ObjectStore
+	// nc and bucket read pointers from the bucket stream's leader
+	// (leaderGet).
+	nc     *nats.Conn
+	bucket string
 }
 
 // snapshotsBucket and seenObjects name a crawl's pointer bucket and object
@@ -156,26 +161,82 @@ func openSnapshots(ctx context.Context, js jetstream.JetStream, nm names, replic
 	if err != nil {
 		return nil, err
 	}
-	return &snapshots{kv: kv, obs: obs}, nil
+	return &snapshots{kv: kv, obs: obs, nc: js.Conn(), bucket: nm.snapshotsBucket()}, nil
 }
 
 // pointerKey is partition p's key in the snapshots bucket.
 func pointerKey(p int) string { return "p" + strconv.Itoa(p) }
 
 // pointer reads partition p's pointer; a zero snapshotRef if it has none.
+//
+// It asks the bucket stream's leader. KeyValue.Get is a direct get, which a
+// follower may answer before it has applied the newest write (NATS does
+// not promise read-your-writes for key-value reads): a pointer read as
+// missing or older then makes a takeover replay the stream without the
+// snapshot, and the URLs purged since are forgotten and fetched again.
 func (s *snapshots) pointer(ctx context.Context, p int) (snapshotRef, error) {
-	e, err := s.kv.Get(ctx, pointerKey(p))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	m, err := leaderGet(ctx, s.nc, "KV_"+s.bucket, "$KV."+s.bucket+"."+pointerKey(p))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return snapshotRef{}, nil
 	}
 	if err != nil {
-		return snapshotRef{}, err
+		return snapshotRef{}, fmt.Errorf("distributed: reading the snapshot pointer of partition %d: %w", p, err)
+	}
+	if op := m.Header.Get("KV-Operation"); op != "" { // deleted or purged
+		return snapshotRef{}, nil
 	}
 	var ptr snapshotPointer
-	if err := json.Unmarshal(e.Value(), &ptr); err != nil || ptr.Object == "" {
-		return snapshotRef{}, fmt.Errorf("%w: pointer of partition %d: %q", errSnapshotCorrupt, p, e.Value())
+	if err := json.Unmarshal(m.Data, &ptr); err != nil || ptr.Object == "" {
+		return snapshotRef{}, fmt.Errorf("%w: pointer of partition %d: %q", errSnapshotCorrupt, p, m.Data)
 	}
-	return snapshotRef{rev: e.Revision(), covers: ptr.Covers, object: ptr.Object}, nil
+	return snapshotRef{rev: m.Sequence, covers: ptr.Covers, object: ptr.Object}, nil
+}
+
+// leaderGet returns the last message on subject in stream, read by the
+// stream's leader: the JetStream API's message get, never a direct get.
+// jetstream.ErrMsgNotFound if there is none.
+func leaderGet(ctx context.Context, nc *nats.Conn, stream, subject string) (*jetstream.RawStreamMsg, error) {
+	req, _ := json.Marshal(struct {
+		LastFor string `json:"last_by_subj"`
+	}{subject})
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+	}
+	msg, err := nc.RequestWithContext(ctx, jetstream.DefaultAPIPrefix+"STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Error   *jetstream.APIError `json:"error"`
+		Message *struct {
+			Subject  string    `json:"subject"`
+			Sequence uint64    `json:"seq"`
+			Header   []byte    `json:"hdrs"`
+			Data     []byte    `json:"data"`
+			Time     time.Time `json:"time"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return nil, fmt.Errorf("message get from %s: %w", stream, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return nil, jetstream.ErrMsgNotFound
+	case resp.Error != nil:
+		return nil, resp.Error
+	case resp.Message == nil:
+		return nil, jetstream.ErrInvalidJetStreamResponse
+	}
+	out := &jetstream.RawStreamMsg{Subject: resp.Message.Subject, Sequence: resp.Message.Sequence, Data: resp.Message.Data,
+		Time: resp.Message.Time}
+	if len(resp.Message.Header) > 0 {
+		if out.Header, err = nats.DecodeHeadersMsg(resp.Message.Header); err != nil {
+			return nil, fmt.Errorf("message get from %s: %w", stream, err)
+		}
+	}
+	return out, nil
 }
 
 // load returns partition p's newest snapshot and its ref, or nil and a

@@ -441,3 +441,38 @@ func publishSettled(b *testing.B, q *Queue, n int) {
 		}
 	}
 }
+
+// TestPointerReadFromTheLeader checks the snapshot pointer's read, which
+// goes to the bucket stream's leader rather than KeyValue.Get's direct get:
+// no pointer, a pointer with the revision the bucket gives it, and a
+// deleted pointer read as none.
+func TestPointerReadFromTheLeader(t *testing.T) {
+	url := embeddedServer(t, "leaderget")
+	q := snapshotQueue(t, url, "leaderget", 10)
+	ctx := context.Background()
+	s := q.snaps
+	if ref, err := s.pointer(ctx, 3); err != nil || ref.rev != 0 {
+		t.Fatalf("no pointer yet: %+v, %v", ref, err)
+	}
+	r, err := s.store(ctx, 3, &seenSnapshot{covers: 42, keys: []uint64{7}}, snapshotRef{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.pointer(ctx, 3)
+	if err != nil || got != r {
+		t.Fatalf("pointer: %+v, %v; want %+v", got, err, r)
+	}
+	e, err := s.kv.Get(ctx, pointerKey(3))
+	if err != nil || e.Revision() != got.rev {
+		t.Fatalf("the bucket's own read: %v, %v; want revision %d", e, err, got.rev)
+	}
+	if err := s.kv.Delete(ctx, pointerKey(3)); err != nil {
+		t.Fatal(err)
+	}
+	if ref, err := s.pointer(ctx, 3); err != nil || ref.rev != 0 {
+		t.Fatalf("deleted pointer: %+v, %v; want none", ref, err)
+	}
+	if _, err := leaderGet(ctx, s.nc, "KV_nosuchbucket", "$KV.nosuchbucket.p0"); err == nil {
+		t.Error("a get from a stream that does not exist succeeded")
+	}
+}
