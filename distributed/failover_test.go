@@ -353,7 +353,7 @@ func TestServerKillSeconds(t *testing.T) {
 	ended := time.Now()
 	writer.wait(t, time.Minute)
 	logNodeStats(t, nodes...)
-	// Duplicates: 0-2 of ~4 650 fetches in 10 runs under load since a
+	// Duplicates: 0-2 of ~4 650 fetches in 23 runs under load since a
 	// redelivery during an ack waits for it (0-42 before).
 	checkCrawl(t, web, 0.01)
 	checkResultsOnce(t, out, truth)
