@@ -764,7 +764,9 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			set = frontier.Settlement{Kind: frontier.SettlementRecrawl, At: recrawl.At}
 		}
 	}
-	q.log.Debug("settled", "url", l.URL, "partition", h.part.id, "seq", h.seq, "deliveries", h.tries, "kind", set.Kind)
+	if q.log.Enabled(context.Background(), slog.LevelDebug) { // once per page: no argument boxing unless logged
+		q.log.Debug("settled", "url", l.URL, "partition", h.part.id, "seq", h.seq, "deliveries", h.tries, "kind", set.Kind)
+	}
 	return set, ferr
 }
 

@@ -36,9 +36,9 @@ func (m *slowAckMsg) DoubleAck(ctx context.Context) error {
 // reads of a message, and the acks and naks it gets.
 type redeliveredMsg struct {
 	jetstream.Msg
-	seq              uint64
-	body             []byte
-	acks, naks, prog atomic.Int64
+	seq        uint64
+	body       []byte
+	acks, naks atomic.Int64
 }
 
 func (m *redeliveredMsg) Metadata() (*jetstream.MsgMetadata, error) {
@@ -47,10 +47,8 @@ func (m *redeliveredMsg) Metadata() (*jetstream.MsgMetadata, error) {
 func (m *redeliveredMsg) Data() []byte                     { return m.body }
 func (m *redeliveredMsg) Headers() nats.Header             { return nats.Header{pinHeader: {"A"}} }
 func (m *redeliveredMsg) Ack() error                       { m.acks.Add(1); return nil }
-func (m *redeliveredMsg) DoubleAck(context.Context) error  { m.acks.Add(1); return nil }
 func (m *redeliveredMsg) Nak() error                       { m.naks.Add(1); return nil }
 func (m *redeliveredMsg) NakWithDelay(time.Duration) error { m.naks.Add(1); return nil }
-func (m *redeliveredMsg) InProgress() error                { m.prog.Add(1); return nil }
 
 // TestRedeliveryWhileSettlingIsNotFetchedAgain: a page is fetched and its
 // ack waits (an election); meanwhile the server redelivers the message to

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -443,14 +444,31 @@ func publishSettled(b *testing.B, q *Queue, n int) {
 }
 
 // TestPointerReadFromTheLeader checks the snapshot pointer's read, which
-// goes to the bucket stream's leader rather than KeyValue.Get's direct get:
-// no pointer, a pointer with the revision the bucket gives it, and a
-// deleted pointer read as none.
+// goes to the bucket stream's leader (the API's message get) rather than
+// KeyValue.Get's direct get, which a follower may answer: the requests a
+// read makes are watched on their subjects. It also checks no pointer, a
+// pointer with the revision the bucket gives it, and a deleted pointer
+// read as none.
 func TestPointerReadFromTheLeader(t *testing.T) {
 	url := embeddedServer(t, "leaderget")
 	q := snapshotQueue(t, url, "leaderget", 10)
 	ctx := context.Background()
 	s := q.snaps
+	var leader, direct atomic.Int64
+	for subj, n := range map[string]*atomic.Int64{
+		"$JS.API.STREAM.MSG.GET.KV_" + s.bucket:    &leader,
+		"$JS.API.DIRECT.GET.KV_" + s.bucket:        &direct,
+		"$JS.API.DIRECT.GET.KV_" + s.bucket + ".>": &direct,
+	} {
+		sub, err := s.nc.Subscribe(subj, func(*nats.Msg) { n.Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sub.Unsubscribe() })
+	}
+	if err := s.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if ref, err := s.pointer(ctx, 3); err != nil || ref.rev != 0 {
 		t.Fatalf("no pointer yet: %+v, %v", ref, err)
 	}
@@ -474,5 +492,15 @@ func TestPointerReadFromTheLeader(t *testing.T) {
 	}
 	if _, err := leaderGet(ctx, s.nc, "KV_nosuchbucket", "$KV.nosuchbucket.p0"); err == nil {
 		t.Error("a get from a stream that does not exist succeeded")
+	}
+	// The three pointer reads asked the leader; only the test's own
+	// s.kv.Get was a direct get.
+	if err := s.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watched requests", func() bool { return leader.Load()+direct.Load() >= 4 })
+	if leader.Load() != 3 || direct.Load() != 1 {
+		t.Errorf("%d message gets and %d direct gets on the pointer bucket, want 3 and 1 (the test's own KeyValue.Get): "+
+			"a pointer read went to any replica", leader.Load(), direct.Load())
 	}
 }
