@@ -37,6 +37,17 @@ import (
 // against the newest record of the partition (so no clocks of two
 // machines are compared, and ages come out too small, never too large:
 // waits too long, never too short). Records expire after hostRecordTTL.
+//
+// A record also names the process that wrote it (Queue.writer). If the
+// partition's newest record, by stream sequence, is this process's own,
+// nobody fetched from the partition since this process last did: its own
+// Politeness spaces its own fetches, and the records of earlier holders
+// were turned into blocks when it took the partition over from them. So
+// it blocks nothing. That is the common case after a consumer leader
+// election (a NATS server killed): the pin comes back to the node that
+// held it, seconds after its last fetch, and the newest record's age,
+// counted as zero, would hold every recently fetched host for its whole
+// wait again, or HandoverHold for a fetch whose settle record was lost.
 
 // hostRecord is a value in the hosts bucket.
 type hostRecord struct {
@@ -44,6 +55,9 @@ type hostRecord struct {
 	// Wait is how long after the record was stored the host may be
 	// contacted again, in milliseconds.
 	Wait int64 `json:"w"`
+	// By is the writing process's Queue.writer ("" in records of
+	// earlier versions).
+	By string `json:"by,omitempty"`
 }
 
 // hostRecordTTL bounds a record's life: longer than any politeness wait
@@ -72,7 +86,7 @@ func (q *Queue) reserveHost(p int, host string) {
 	if q.hosts == nil {
 		return
 	}
-	b, _ := json.Marshal(hostRecord{Host: host, Wait: q.cfg.HandoverHold.Milliseconds()})
+	b, _ := json.Marshal(hostRecord{Host: host, Wait: q.cfg.HandoverHold.Milliseconds(), By: q.writer})
 	_, _ = q.js.PublishAsync("$KV."+q.names.hosts()+"."+hostKey(p, host), b)
 }
 
@@ -86,7 +100,7 @@ func (q *Queue) settleHost(p int, host string) {
 	}
 	now := q.now()
 	wait := max(q.pol.ReadyAt(host, now).Sub(now), 0)
-	b, _ := json.Marshal(hostRecord{Host: host, Wait: wait.Milliseconds() + 1})
+	b, _ := json.Marshal(hostRecord{Host: host, Wait: wait.Milliseconds() + 1, By: q.writer})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if _, err := q.hosts.Put(ctx, hostKey(p, host), b); err != nil {
@@ -104,14 +118,25 @@ type hostBlock struct {
 // hostBlocks turns a partition's records into waits from the moment they
 // were read: each record's wait less its age, the age measured from the
 // newest record's server timestamp (which is at most the server's now).
-func hostBlocks(entries []jetstream.KeyValueEntry) []hostBlock {
+// own reports that the newest record by stream sequence was written by
+// self (a Queue.writer); then there are no blocks (see above).
+func hostBlocks(entries []jetstream.KeyValueEntry, self string) (out []hostBlock, own bool) {
 	var newest time.Time
+	var last jetstream.KeyValueEntry
 	for _, e := range entries {
 		if e.Created().After(newest) {
 			newest = e.Created()
 		}
+		if last == nil || e.Revision() > last.Revision() {
+			last = e
+		}
 	}
-	var out []hostBlock
+	if last != nil && self != "" {
+		var r hostRecord
+		if json.Unmarshal(last.Value(), &r) == nil && r.By == self {
+			return nil, true
+		}
+	}
 	for _, e := range entries {
 		var r hostRecord
 		if json.Unmarshal(e.Value(), &r) != nil || r.Host == "" {
@@ -121,7 +146,7 @@ func hostBlocks(entries []jetstream.KeyValueEntry) []hostBlock {
 			out = append(out, hostBlock{host: r.Host, wait: w})
 		}
 	}
-	return out
+	return out, false
 }
 
 // readHosts returns the records of partition p's hosts.
@@ -166,11 +191,11 @@ func (q *Queue) handOver(p *partition, gen, handover int, at, fallback time.Time
 		cancel()
 		if err == nil {
 			read := q.now()
-			blocks := hostBlocks(entries)
+			blocks, own := hostBlocks(entries, q.writer)
 			for _, b := range blocks {
 				q.front.BlockHost(b.host, read.Add(b.wait))
 			}
-			q.log.Debug("politeness handed over", "partition", p.id, "hosts", len(entries), "blocked", len(blocks))
+			q.log.Debug("politeness handed over", "partition", p.id, "hosts", len(entries), "blocked", len(blocks), "newest_own", own)
 			break
 		}
 		q.log.Info("reading the partition's hosts; retrying", "partition", p.id, "err", err)

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,10 @@ type Queue struct {
 	// the node's politeness, whose next contact times go there.
 	hosts jetstream.KeyValue
 	pol   frontier.Politeness
+	// writer names this process (this Queue) in its host records: random,
+	// so that a node restarted under the same NodeID, whose Politeness
+	// starts empty, does not take its predecessor's records for its own.
+	writer string
 	// results, if set, holds the Results of handled pages until Done
 	// publishes them (Config.Results).
 	results *resultStash
@@ -307,6 +312,7 @@ func newQueue(cfg Config, js jetstream.JetStream, stream jetstream.Stream, pol f
 	q := &Queue{
 		cfg: cfg, names: namesFor(cfg.CrawlID), js: js, stream: stream, front: front,
 		log: cfg.Logger, now: cfg.Now, held: map[string]*heldMsg{}, settling: map[string]*heldMsg{}, fenceTTL: cfg.fenceTTL(), pol: pol,
+		writer: rand.Text()[:16],
 	}
 	q.settled = sync.NewCond(&q.mu)
 	q.parts = make([]*partition, cfg.Partitions)
