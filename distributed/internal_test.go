@@ -322,3 +322,81 @@ func TestClaimStagesWhileFenced(t *testing.T) {
 		t.Fatalf("held message after the lease: %+v", h)
 	}
 }
+
+// TestDoneWhileADeliveryHoldsThePartition checks that a worker's Done does
+// not wait for the partition's seen-set lock, which a delivery holds while
+// it catches up by a replay (seconds, when the server is slow): with every
+// worker settling a URL of partitions that were replaying, a node stood
+// still for seconds after a server kill. The acknowledged message leaves
+// the open set once the lock is free again.
+func TestDoneWhileADeliveryHoldsThePartition(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q, p := fenceQueue(&now)
+	q.cfg.MaxAttempts, q.cfg.RetryBase, q.cfg.RetryMax = 3, time.Second, time.Minute
+	front, err := frontier.New(frontier.Config{Now: q.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer front.Close()
+	q.front = front
+	q.settled = sync.NewCond(&q.mu)
+	p.retries, p.handled, p.open = map[uint64]int{}, map[uint64]struct{}{}, map[uint64]struct{}{7: {}, 8: {}}
+	p.pin, p.confirmed = "A", now
+
+	settle := func(u string, seq uint64, o frontier.Outcome) *fakeMsg {
+		t.Helper()
+		m := &fakeMsg{}
+		q.held[u] = &heldMsg{msg: m, entry: frontier.Entry{URL: u, Host: "a.test"}, part: p, gen: 1, seq: seq, tries: 1}
+		p.nheld++
+		if err := front.Add(frontier.Entry{URL: u, Host: "a.test"}); err != nil {
+			t.Fatal(err)
+		}
+		l, _, err := q.NextAt(now)
+		if err != nil || l == nil {
+			t.Fatalf("%s: no lease (%v)", u, err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := q.Done(l, o); done <- err }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Minute): // a bound for a stuck test, not a timing assertion
+			t.Fatalf("%s: Done waited for the partition's lock", u)
+		}
+		now = now.Add(time.Minute) // past the local frontier's politeness delay
+		p.confirmed = now
+		return m
+	}
+
+	p.mu.Lock() // a delivery catching up
+	if m := settle("http://a.test/retry", 8, frontier.Retry(0)); m.naks != 1 {
+		t.Errorf("retry: %d naks, want 1", m.naks)
+	}
+	if m := settle("http://a.test/ok", 7, frontier.Success(0)); m.acks != 1 {
+		t.Errorf("success: %d acks, want 1", m.acks)
+	}
+	p.book.Lock()
+	retries := p.retries[8]
+	p.book.Unlock()
+	if retries != 1 {
+		t.Errorf("retry count %d, want 1", retries)
+	}
+	if _, open := p.open[7]; !open {
+		t.Error("the open set changed while the delivery held its lock")
+	}
+	p.mu.Unlock()
+	waitFor(t, "the acknowledged message to leave the open set", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		_, open := p.open[7]
+		return !open
+	})
+	p.mu.Lock()
+	_, retryOpen := p.open[8]
+	p.mu.Unlock()
+	if !retryOpen {
+		t.Error("the message sent back for a retry left the open set")
+	}
+}

@@ -209,14 +209,21 @@ type partition struct {
 	stalls       int
 
 	// Guarded by mu: the seen set, used by the consume callback (one at a
-	// time) and by Done.
+	// time) and by Done. A delivery holds mu while it catches up by a
+	// replay, which can wait seconds for the server (replayStall), so the
+	// workers' Done never waits for mu: what it records is under book, and
+	// the one entry of open it removes is removed later if mu is busy.
 	mu       sync.Mutex
 	seen     *bloom.Set
 	store    *bloom.MemoryStore  // seen's exact keys, which snapshots copy
 	hw       uint64              // highest stream sequence whose URL is in seen
 	ackFloor uint64              // the consumer's ack floor when acquired
 	open     map[uint64]struct{} // primary messages above ackFloor not known to be acked
-	retries  map[uint64]int      // retries of a message sent back by this acquisition
+
+	// Guarded by book (taken after mu where both are held): Done's
+	// records of this acquisition's messages.
+	book    sync.Mutex
+	retries map[uint64]int // retries of a message sent back by this acquisition
 	// handled holds the messages this acquisition settled for good whose
 	// ack got no answer (a consumer leader election outlasts the ack's
 	// retries): their redelivery here is acknowledged, not fetched again.
@@ -668,12 +675,12 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 		// Attempts are counted here, by the acquisition that makes them:
 		// the delivery count also grows with every handover.
 		p := h.part
-		p.mu.Lock()
+		p.book.Lock()
 		d := q.planRetry(p.retries[h.seq], o.RetryAfter)
 		if p.retries != nil {
 			p.retries[h.seq] = d.Attempt
 		}
-		p.mu.Unlock()
+		p.book.Unlock()
 		set.Attempt = d.Attempt
 		if d.Kind == frontier.SettlementGivenUp {
 			retry = false
@@ -753,18 +760,18 @@ func (q *Queue) Done(l *frontier.Lease, o frontier.Outcome) (frontier.Settlement
 			// then; at another owner it is a duplicate fetch, never a
 			// loss.
 			q.log.Warn("ack failed; the URL is acknowledged at its redelivery, or fetched again elsewhere", "url", l.URL, "err", err)
-			h.part.mu.Lock()
+			h.part.book.Lock()
 			if h.part.handled != nil && len(h.part.handled) < maxHandled {
 				h.part.handled[h.seq] = struct{}{}
 			}
-			h.part.mu.Unlock()
+			h.part.book.Unlock()
 		} else {
 			acked = true
 			q.counters.acked.Add(1)
-			h.part.mu.Lock()
-			delete(h.part.open, h.seq)
+			h.part.book.Lock()
 			delete(h.part.retries, h.seq)
-			h.part.mu.Unlock()
+			h.part.book.Unlock()
+			h.part.closeOpen(h.seq)
 		}
 		if recrawling {
 			set = frontier.Settlement{Kind: frontier.SettlementRecrawl, At: recrawl.At}
@@ -796,6 +803,33 @@ func (q *Queue) endSettling(h *heldMsg, acked *bool) {
 	}
 }
 
+// closeOpen removes seq, acknowledged, from p.open: at once if p.mu is
+// free, else by a goroutine once the delivery that holds it (a replay can
+// take seconds) lets go, so that the worker settling it does not wait. Until
+// then the entry only says that an acknowledged message is still open,
+// which nothing acts on: the server does not deliver it again, and a
+// snapshot that copies it lists a primary that never comes.
+func (p *partition) closeOpen(seq uint64) {
+	if p.mu.TryLock() {
+		delete(p.open, seq)
+		p.mu.Unlock()
+		return
+	}
+	go func() {
+		p.mu.Lock()
+		delete(p.open, seq)
+		p.mu.Unlock()
+	}()
+}
+
+// wasHandled reports whether seq is in p.handled. It requires p.mu held.
+func (p *partition) wasHandled(seq uint64) bool {
+	p.book.Lock()
+	defer p.book.Unlock()
+	_, ok := p.handled[seq]
+	return ok
+}
+
 // maxHandled bounds a partition's handled set: past it, a redelivery whose
 // ack failed is fetched again, as at another owner.
 const maxHandled = 1 << 14
@@ -813,10 +847,12 @@ func (q *Queue) ackHandled(p *partition, m jetstream.Msg, seq uint64, url string
 	}
 	q.counters.acked.Add(1)
 	q.counters.reacked.Add(1)
-	p.mu.Lock()
+	p.book.Lock()
 	delete(p.handled, seq)
-	delete(p.open, seq)
 	delete(p.retries, seq)
+	p.book.Unlock()
+	p.mu.Lock()
+	delete(p.open, seq)
 	p.mu.Unlock()
 	q.log.Debug("acknowledged a redelivered URL already handled", "partition", p.id, "url", url, "seq", seq)
 }
@@ -1002,7 +1038,9 @@ func (q *Queue) acquire(ctx context.Context, p *partition) error {
 	}
 	p.mu.Lock()
 	p.seen, p.store, p.hw, p.ackFloor, p.open = seen, store, 0, ci.AckFloor.Stream, map[uint64]struct{}{}
+	p.book.Lock()
 	p.retries, p.handled = map[uint64]int{}, map[uint64]struct{}{}
+	p.book.Unlock()
 	p.judgedPin, p.judgedDseq = "", 0
 	p.acq++
 	p.fresh, p.snap, p.purgedTo = 0, snapshotRef{}, 0
@@ -1143,7 +1181,10 @@ func (q *Queue) release(ctx context.Context, p *partition) {
 	deadline.Stop()
 	q.unpin(ctx, p, pin, stopped)
 	p.mu.Lock()
-	p.seen, p.store, p.open, p.retries, p.handled = nil, nil, nil, nil, nil
+	p.seen, p.store, p.open = nil, nil, nil
+	p.book.Lock()
+	p.retries, p.handled = nil, nil
+	p.book.Unlock()
 	p.mu.Unlock()
 	q.counters.released.Add(1)
 	q.log.Info("partition released", "partition", p.id, "handed_back", len(back))
@@ -1308,7 +1349,7 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 		primary = false
 		q.counters.given.Add(1)
 		q.log.Warn("giving up a URL after too many deliveries", "url", e.URL, "deliveries", md.NumDelivered)
-	} else if _, done := p.handled[seq]; primary && done {
+	} else if primary && p.wasHandled(seq) {
 		p.mu.Unlock()
 		q.ackHandled(p, m, seq, e.URL)
 		return
@@ -1319,7 +1360,9 @@ func (q *Queue) deliver(p *partition, gen int, m jetstream.Msg) {
 	}
 	// Attempts are counted by the acquisition (see Done), not taken from
 	// the delivery count, which handovers, fencing and crashes raise too.
+	p.book.Lock()
 	attempt := p.retries[seq]
+	p.book.Unlock()
 	p.mu.Unlock()
 	if !primary {
 		_ = m.Ack()
