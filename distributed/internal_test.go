@@ -222,21 +222,29 @@ func (m *fakeMsg) NakWithDelay(time.Duration) error          { m.naks++; return 
 func (m *fakeMsg) DoubleAck(context.Context) error           { m.acks++; return nil }
 func (m *fakeMsg) Metadata() (*jetstream.MsgMetadata, error) { return &jetstream.MsgMetadata{}, nil }
 
+// settleQueue is fenceQueue with a local frontier, for tests of Done: at
+// most 3 attempts, backed off from 1 s to 1 min.
+func settleQueue(t *testing.T, now *time.Time) (*Queue, *partition, *frontier.Frontier) {
+	t.Helper()
+	q, p := fenceQueue(now)
+	q.cfg.MaxAttempts, q.cfg.RetryBase, q.cfg.RetryMax = 3, time.Second, time.Minute
+	front, err := frontier.New(frontier.Config{Now: q.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { front.Close() })
+	q.front = front
+	q.settled = sync.NewCond(&q.mu)
+	return q, p, front
+}
+
 // TestAttemptsCountedByTheNode checks that a URL is given up after
 // MaxAttempts fetches that ended in a retry, and backed off by them,
 // counted by the acquisition, not by the message's delivery count (which
 // handovers raise too).
 func TestAttemptsCountedByTheNode(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	q, p := fenceQueue(&now)
-	q.cfg.MaxAttempts, q.cfg.RetryBase, q.cfg.RetryMax = 3, time.Second, time.Minute
-	front, err := frontier.New(frontier.Config{Now: q.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer front.Close()
-	q.front = front
-	q.settled = sync.NewCond(&q.mu)
+	q, p, front := settleQueue(t, &now)
 	p.retries, p.open = map[uint64]int{}, map[uint64]struct{}{7: {}}
 	p.pin, p.confirmed = "A", now
 	const u = "http://a.test/x"
@@ -331,15 +339,7 @@ func TestClaimStagesWhileFenced(t *testing.T) {
 // the open set once the lock is free again.
 func TestDoneWhileADeliveryHoldsThePartition(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	q, p := fenceQueue(&now)
-	q.cfg.MaxAttempts, q.cfg.RetryBase, q.cfg.RetryMax = 3, time.Second, time.Minute
-	front, err := frontier.New(frontier.Config{Now: q.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer front.Close()
-	q.front = front
-	q.settled = sync.NewCond(&q.mu)
+	q, p, front := settleQueue(t, &now)
 	p.retries, p.handled, p.open = map[uint64]int{}, map[uint64]struct{}{}, map[uint64]struct{}{7: {}, 8: {}}
 	p.pin, p.confirmed = "A", now
 
