@@ -216,10 +216,11 @@ func frontierEntry(u string) frontier.Entry { return frontier.Entry{URL: u} }
 type fakeMsg struct {
 	jetstream.Msg // nil: any other method panics
 	naks, acks    int
+	ackErr        error // what DoubleAck answers
 }
 
 func (m *fakeMsg) NakWithDelay(time.Duration) error          { m.naks++; return nil }
-func (m *fakeMsg) DoubleAck(context.Context) error           { m.acks++; return nil }
+func (m *fakeMsg) DoubleAck(context.Context) error           { m.acks++; return m.ackErr }
 func (m *fakeMsg) Metadata() (*jetstream.MsgMetadata, error) { return &jetstream.MsgMetadata{}, nil }
 
 // settleQueue is fenceQueue with a local frontier, for tests of Done: at
@@ -340,12 +341,12 @@ func TestClaimStagesWhileFenced(t *testing.T) {
 func TestDoneWhileADeliveryHoldsThePartition(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q, p, front := settleQueue(t, &now)
-	p.retries, p.handled, p.open = map[uint64]int{}, map[uint64]struct{}{}, map[uint64]struct{}{7: {}, 8: {}}
+	p.retries, p.handled, p.open = map[uint64]int{}, map[uint64]struct{}{}, map[uint64]struct{}{7: {}, 8: {}, 9: {}}
 	p.pin, p.confirmed = "A", now
 
-	settle := func(u string, seq uint64, o frontier.Outcome) *fakeMsg {
+	settle := func(u string, seq uint64, o frontier.Outcome, ackErr error) *fakeMsg {
 		t.Helper()
-		m := &fakeMsg{}
+		m := &fakeMsg{ackErr: ackErr}
 		q.held[u] = &heldMsg{msg: m, entry: frontier.Entry{URL: u, Host: "a.test"}, part: p, gen: 1, seq: seq, tries: 1}
 		p.nheld++
 		if err := front.Add(frontier.Entry{URL: u, Host: "a.test"}); err != nil {
@@ -371,11 +372,19 @@ func TestDoneWhileADeliveryHoldsThePartition(t *testing.T) {
 	}
 
 	p.mu.Lock() // a delivery catching up
-	if m := settle("http://a.test/retry", 8, frontier.Retry(0)); m.naks != 1 {
+	if m := settle("http://a.test/retry", 8, frontier.Retry(0), nil); m.naks != 1 {
 		t.Errorf("retry: %d naks, want 1", m.naks)
 	}
-	if m := settle("http://a.test/ok", 7, frontier.Success(0)); m.acks != 1 {
+	if m := settle("http://a.test/ok", 7, frontier.Success(0), nil); m.acks != 1 {
 		t.Errorf("success: %d acks, want 1", m.acks)
+	}
+	// An ack that gets no answer (AckWait is 0 here: one attempt): the
+	// message is remembered as handled, for its redelivery.
+	if m := settle("http://a.test/lost", 9, frontier.Success(0), context.DeadlineExceeded); m.acks != 1 {
+		t.Errorf("unanswered ack: %d attempts, want 1", m.acks)
+	}
+	if !p.wasHandled(9) {
+		t.Error("the message whose ack got no answer is not remembered as handled")
 	}
 	p.book.Lock()
 	retries := p.retries[8]
@@ -395,8 +404,10 @@ func TestDoneWhileADeliveryHoldsThePartition(t *testing.T) {
 	})
 	p.mu.Lock()
 	_, retryOpen := p.open[8]
+	_, lostOpen := p.open[9]
 	p.mu.Unlock()
-	if !retryOpen {
-		t.Error("the message sent back for a retry left the open set")
+	if !retryOpen || !lostOpen {
+		t.Errorf("the messages sent back for a retry (open %v) and whose ack got no answer (open %v) must stay open",
+			retryOpen, lostOpen)
 	}
 }
