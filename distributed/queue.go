@@ -808,7 +808,9 @@ func (q *Queue) endSettling(h *heldMsg, acked *bool) {
 // take seconds) lets go, so that the worker settling it does not wait. Until
 // then the entry only says that an acknowledged message is still open,
 // which nothing acts on: the server does not deliver it again, and a
-// snapshot that copies it lists a primary that never comes.
+// snapshot that copies it lists a primary that never comes. The goroutines
+// waiting at once are at most the partition's held messages
+// (MaxHeldPerPartition): none is delivered while the lock is held.
 func (p *partition) closeOpen(seq uint64) {
 	if p.mu.TryLock() {
 		delete(p.open, seq)
